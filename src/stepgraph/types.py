@@ -1,0 +1,276 @@
+"""Public value objects: ``Send``, ``Command``, ``Interrupt``, ``Overwrite``, policies, snapshots."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass, field
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    ClassVar,
+    Generic,
+    Literal,
+    NamedTuple,
+    TypeVar,
+    Union,
+)
+
+from stepgraph.constants import OVERWRITE_KEY as _OVERWRITE_KEY
+
+if TYPE_CHECKING:
+    from stepgraph.config import RunnableConfig
+
+__all__ = [
+    "All",
+    "CachePolicy",
+    "Checkpointer",
+    "Command",
+    "Durability",
+    "GraphOutput",
+    "Interrupt",
+    "Overwrite",
+    "PregelTask",
+    "RetryPolicy",
+    "Send",
+    "StateSnapshot",
+    "StateUpdate",
+    "StreamMode",
+    "StreamWriter",
+    "TimeoutPolicy",
+    "interrupt",
+]
+
+N = TypeVar("N", bound=Hashable)
+
+All = Literal["*"]
+"""Interrupt before/after every node."""
+
+StreamMode = Literal["values", "updates", "checkpoints", "tasks", "debug", "messages", "custom"]
+"""What a stream yields (see ``stream``)."""
+
+Durability = Literal["sync", "async", "exit"]
+"""When checkpoints are written: before the next step, alongside it, or only at exit."""
+
+StreamWriter = Callable[[Any], None]
+"""Writes one chunk to the ``custom`` stream."""
+
+Checkpointer = Union[None, bool, Any]
+"""``None`` inherits the parent's saver, ``True`` keeps its own history, ``False`` disables it."""
+
+
+class Send:
+    """Run ``node`` in the next superstep with ``arg`` as its whole input (a PUSH task).
+
+    ``arg`` need not match the state schema; reducers never see it. Each ``Send`` is its own
+    task: two equal ``Send`` objects run twice.
+    """
+
+    __slots__ = ("node", "arg", "timeout")
+
+    node: str
+    arg: Any
+    timeout: Any
+
+    def __init__(self, /, node: str, arg: Any, *, timeout: Any = None) -> None:
+        self.node = node
+        self.arg = arg
+        self.timeout = timeout
+
+    def __hash__(self) -> int:
+        return hash((self.node, self.arg, self.timeout))
+
+    def __repr__(self) -> str:
+        if self.timeout is None:
+            return f"Send(node={self.node!r}, arg={self.arg!r})"
+        return f"Send(node={self.node!r}, arg={self.arg!r}, timeout={self.timeout!r})"
+
+    def __eq__(self, value: object) -> bool:
+        return (
+            isinstance(value, Send)
+            and self.node == value.node
+            and self.arg == value.arg
+            and self.timeout == value.timeout
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Interrupt:
+    """A pause requested by ``interrupt(value)``; ``id`` identifies it for resuming."""
+
+    value: Any
+    id: str = ""
+
+    @classmethod
+    def from_ns(cls, value: Any, ns: str) -> Interrupt:
+        return cls(value=value, id=interrupt_id_for(ns))
+
+    @property
+    def interrupt_id(self) -> str:
+        """Deprecated alias of ``id``."""
+        return self.id
+
+
+def interrupt_id_for(ns: str) -> str:
+    """Stable 32-hex id of the interrupts raised inside the task whose namespace is ``ns``."""
+    return hashlib.blake2b(ns.encode(), digest_size=16).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class Overwrite:
+    """Write ``value`` to a reducer channel without applying the reducer."""
+
+    value: Any
+    type: str = _OVERWRITE_KEY
+
+
+@dataclass(frozen=True)
+class Command(Generic[N]):
+    """Update the state and choose what runs next, from a node or as graph input.
+
+    Attributes:
+        graph: ``None`` for the current graph, ``Command.PARENT`` for the closest parent.
+        update: state update (dict, list of ``(key, value)``, or an annotated object).
+        resume: value(s) for pending ``interrupt()`` calls; a dict of interrupt id -> value
+            resumes several at once.
+        goto: node name(s) or ``Send`` packets to run next.
+    """
+
+    graph: str | None = None
+    update: Any | None = None
+    resume: dict[str, Any] | Any | None = None
+    goto: Send | Sequence[Send | N] | N = ()
+
+    PARENT: ClassVar[Literal["__parent__"]] = "__parent__"
+
+    def __repr__(self) -> str:
+        parts = []
+        for name in ("graph", "update", "resume", "goto"):
+            value = getattr(self, name)
+            if value is not None and value != ():
+                parts.append(f"{name}={value!r}")
+        return f"Command({', '.join(parts)})"
+
+    def _update_as_tuples(self) -> Sequence[tuple[str, Any]]:
+        from stepgraph.graph.updates import update_as_tuples
+
+        return update_as_tuples(self.update)
+
+
+class RetryPolicy(NamedTuple):
+    """How a failing node is retried (defaults as in LangGraph)."""
+
+    initial_interval: float = 0.5
+    """Seconds before the first retry."""
+    backoff_factor: float = 2.0
+    """Multiplier of the interval after each retry."""
+    max_interval: float = 128.0
+    """Upper bound of the interval (jitter is added on top)."""
+    max_attempts: int = 3
+    """Attempts in all, the first included."""
+    jitter: bool = True
+    """Add ``uniform(0, 1)`` seconds to each sleep."""
+    retry_on: (
+        type[BaseException] | Sequence[type[BaseException]] | Callable[[BaseException], bool]
+    ) = field(default=None)  # type: ignore[assignment]
+    """Exception class(es) or predicate deciding whether to retry; default ``default_retry_on``."""
+
+
+def _default_key(*args: Any, **kwargs: Any) -> str:
+    from stepgraph.engine.retry import default_cache_key
+
+    return default_cache_key(*args, **kwargs)
+
+
+@dataclass(frozen=True)
+class CachePolicy:
+    """Cache a node's writes, keyed by ``key_func(input)``, for ``ttl`` seconds (None: forever)."""
+
+    key_func: Callable[..., str | bytes] = _default_key
+    ttl: int | None = None
+
+
+@dataclass(frozen=True)
+class TimeoutPolicy:
+    """Per-attempt limits of a node: total run time and time without progress."""
+
+    run_timeout: float | None = None
+    idle_timeout: float | None = None
+    refresh_on: Literal["auto", "heartbeat"] = "auto"
+
+    def __post_init__(self) -> None:
+        for name in ("run_timeout", "idle_timeout"):
+            value = getattr(self, name)
+            if value is not None and value <= 0:
+                raise ValueError(f"{name} must be greater than 0")
+
+    @classmethod
+    def coerce(cls, value: float | TimeoutPolicy | None) -> TimeoutPolicy | None:
+        if value is None or isinstance(value, TimeoutPolicy):
+            return value
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise TypeError(f"timeout must be a number or TimeoutPolicy, got {value!r}")
+        return cls(run_timeout=float(value))
+
+
+class PregelTask(NamedTuple):
+    """A task in a ``StateSnapshot``: what ran or will run, and what came of it."""
+
+    id: str
+    name: str
+    path: tuple[str | int | tuple, ...]
+    error: Exception | None = None
+    interrupts: tuple[Interrupt, ...] = ()
+    state: RunnableConfig | StateSnapshot | None = None
+    result: Any | None = None
+
+
+class StateSnapshot(NamedTuple):
+    """The state of a thread at one checkpoint."""
+
+    values: dict[str, Any] | Any
+    next: tuple[str, ...]
+    config: RunnableConfig
+    metadata: dict[str, Any] | None
+    created_at: str | None
+    parent_config: RunnableConfig | None
+    tasks: tuple[PregelTask, ...]
+    interrupts: tuple[Interrupt, ...] = ()
+
+
+class StateUpdate(NamedTuple):
+    """One update for ``bulk_update_state``."""
+
+    values: dict[str, Any] | None
+    as_node: str | None = None
+    task_id: str | None = None
+
+
+@dataclass(slots=True)
+class GraphOutput:
+    """What ``invoke(..., version="v2")`` returns: the output and any pending interrupts."""
+
+    value: Any
+    interrupts: tuple[Interrupt, ...] = ()
+
+    def __getitem__(self, key: str) -> Any:
+        if key == "__interrupt__":
+            return list(self.interrupts)
+        return self.value[key]
+
+    def __contains__(self, key: object) -> bool:
+        if key == "__interrupt__":
+            return bool(self.interrupts)
+        return key in self.value
+
+
+def interrupt(value: Any) -> Any:
+    """Pause the graph here and surface ``value`` to the caller.
+
+    The first call raises ``GraphInterrupt``; when the run is resumed with
+    ``Command(resume=...)`` the node re-runs from its top and this call returns the resume
+    value. Several calls in one node are matched to resume values by their order.
+    """
+    from stepgraph.engine.interrupts import interrupt as _interrupt
+
+    return _interrupt(value)
