@@ -31,6 +31,10 @@ class BaseChannel(Generic[Value, Update, Checkpoint], ABC):
         self.typ = typ
         self.key = key
 
+    def __repr__(self) -> str:
+        value = self.get() if self.is_available() else MISSING
+        return f"{type(self).__name__}(key={self.key!r}, value={value!r})"
+
     @property
     @abstractmethod
     def ValueType(self) -> Any:  # noqa: N802 - LangGraph-compatible name

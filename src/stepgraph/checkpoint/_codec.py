@@ -1,0 +1,315 @@
+"""Row encoding shared by every saver: checkpoints, channel blobs (with list deltas), writes.
+
+Nothing here does I/O. A saver turns ``put``/``put_writes`` arguments into rows with
+``SaverCodec.plan_put``/``plan_writes``, stores them, then calls ``PutPlan.commit()``; reading
+goes the other way with ``SaverCodec.load_tuple``.
+
+**List deltas.** A list channel that grows by appending (a messages list) would otherwise
+be stored in full at every version: O(turns²) bytes. The codec remembers, per
+``(thread, ns, channel)``, the last list it encoded. When a new version starts with that
+list (compared by identity first, then equality, in C), only the appended suffix is stored,
+as a row whose ``base_version`` names the previous version. A full snapshot is written
+again once the deltas since the last snapshot outweigh ``snapshot_ratio`` times that
+snapshot, so snapshot sizes grow geometrically and the total stays
+``<= (1 + (1 + r) / r)`` times the final size. Reading follows ``base_version`` links down to
+a snapshot and concatenates, so every stored version reads back exactly. The memory is
+only a hint: a cold or stale entry just means a full snapshot is written. Caveat: an
+element mutated *in place* after being stored is seen as unchanged (same object).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from stepgraph.checkpoint.base import (
+    ChannelVersions,
+    Checkpoint,
+    CheckpointTuple,
+    RunnableConfig,
+    SaverError,
+    SerializerProtocol,
+    checkpoint_config,
+    get_checkpoint_id,
+    get_checkpoint_metadata,
+    thread_target,
+)
+from stepgraph.constants import MISSING, WRITES_IDX_MAP
+
+__all__ = ["BlobRow", "CheckpointRow", "ListQuery", "PutPlan", "SaverCodec", "WriteRow"]
+
+EMPTY = "empty"
+"""Blob type of a channel version that holds no value."""
+
+BlobKey = tuple[str, str, str, str]
+"""``(thread_id, checkpoint_ns, channel, version)``."""
+Blob = tuple[str, bytes, str | None]
+"""``(type, data, base_version)``; ``base_version`` is set for a delta row."""
+BlobRow = tuple[str, str, str, str, str, bytes, str | None]
+"""``BlobKey + Blob``: one row of the blobs table."""
+CheckpointRow = tuple[str, str, str, str | None, str, bytes, str, bytes]
+"""``(thread_id, ns, checkpoint_id, parent_id, type, checkpoint, metadata_type, metadata)``."""
+WriteRow = tuple[str, str, str, str, int, str, str, bytes, str]
+"""``(thread_id, ns, checkpoint_id, task_id, idx, channel, type, data, task_path)``."""
+
+
+@dataclass(slots=True)
+class _Tip:
+    """The last list stored for one (thread, ns, channel)."""
+
+    version: str
+    items: list[Any]
+    snapshot_bytes: int
+    delta_bytes: int
+
+
+@dataclass(slots=True)
+class PutPlan:
+    """Everything one ``put`` stores, in one transaction."""
+
+    config: RunnableConfig
+    """Config of the saved checkpoint (returned by ``put``)."""
+    checkpoint_row: CheckpointRow
+    blob_rows: list[BlobRow]
+    tips: list[tuple[tuple[str, str, str], _Tip | None]] = field(repr=False)
+    codec: SaverCodec = field(repr=False)
+
+    def commit(self) -> None:
+        """Record the stored lists as delta bases; call only once the rows are durable."""
+        self.codec._remember(self.tips)
+
+
+@dataclass(frozen=True, slots=True)
+class ListQuery:
+    """The arguments of ``list`` in the form every saver filters on."""
+
+    thread_id: str | None
+    """Only this thread (``None``: every thread)."""
+    ns: str | None
+    """Only this namespace (``None``: every namespace of the thread)."""
+    checkpoint_id: str | None
+    """Only this checkpoint."""
+    before_id: str | None
+    """Only checkpoints with a smaller id."""
+    filter: Mapping[str, Any] | None
+    """Metadata keys that must be equal."""
+    limit: int | None
+
+    @classmethod
+    def of(
+        cls,
+        config: RunnableConfig | None,
+        filter: Mapping[str, Any] | None,
+        before: RunnableConfig | None,
+        limit: int | None,
+    ) -> ListQuery:
+        """Parse ``list(config, filter=, before=, limit=)``."""
+        conf = (config or {}).get("configurable") or {}
+        thread_id = conf.get("thread_id")
+        return cls(
+            None if thread_id is None else str(thread_id),
+            conf.get("checkpoint_ns"),
+            get_checkpoint_id(config),
+            get_checkpoint_id(before),
+            filter or None,
+            limit,
+        )
+
+    def matches(self, metadata: Mapping[str, Any]) -> bool:
+        """True when every ``filter`` key has an equal value in ``metadata``."""
+        return not self.filter or all(
+            metadata.get(k, MISSING) == v for k, v in self.filter.items()
+        )
+
+
+class SaverCodec:
+    """Encodes and decodes saver rows with ``serde``; holds the delta memory (thread-safe)."""
+
+    def __init__(
+        self,
+        serde: SerializerProtocol,
+        *,
+        snapshot_ratio: float = 2.0,
+        min_delta_budget: int = 256,
+        max_tips: int = 4096,
+    ) -> None:
+        self.serde = serde
+        self.snapshot_ratio = snapshot_ratio
+        self.min_delta_budget = min_delta_budget
+        self.max_tips = max_tips
+        self._tips: OrderedDict[tuple[str, str, str], _Tip] = OrderedDict()
+        self._lock = threading.Lock()
+
+    # --- writing ------------------------------------------------------------------------
+    def plan_put(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: Mapping[str, Any],
+        new_versions: ChannelVersions,
+    ) -> PutPlan:
+        """Rows for ``put``: the checkpoint (without values) and one blob per new version."""
+        thread_id, ns, parent_id = thread_target(config)
+        stored = dict(checkpoint)
+        values = stored.pop("channel_values", None) or {}
+        blob_rows, tips = self._encode_blobs(thread_id, ns, values, new_versions)
+        ctype, cdata = self.serde.dumps_typed(stored)
+        mtype, mdata = self.serde.dumps_typed(get_checkpoint_metadata(config, metadata))
+        checkpoint_id = checkpoint["id"]
+        row = (thread_id, ns, checkpoint_id, parent_id, ctype, cdata, mtype, mdata)
+        return PutPlan(checkpoint_config(thread_id, ns, checkpoint_id), row, blob_rows, tips, self)
+
+    def plan_writes(
+        self,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> tuple[list[WriteRow], list[WriteRow]]:
+        """``(regular, special)`` write rows; special ones (negative idx) overwrite."""
+        thread_id, ns, checkpoint_id = thread_target(config)
+        if checkpoint_id is None:
+            raise SaverError(
+                "put_writes needs config['configurable']['checkpoint_id']: the checkpoint "
+                "the writes belong to.",
+                code="SG411",
+                hint="pass the config returned by put()",
+            )
+        regular: list[WriteRow] = []
+        special: list[WriteRow] = []
+        dumps = self.serde.dumps_typed
+        for idx, (channel, value) in enumerate(writes):
+            fixed = WRITES_IDX_MAP.get(channel)
+            typ, data = dumps(value)
+            row = (thread_id, ns, checkpoint_id, task_id, idx if fixed is None else fixed,
+                   channel, typ, data, task_path)  # fmt: skip
+            (regular if fixed is None else special).append(row)
+        return regular, special
+
+    def _encode_blobs(
+        self, thread_id: str, ns: str, values: Mapping[str, Any], new_versions: ChannelVersions
+    ) -> tuple[list[BlobRow], list[tuple[tuple[str, str, str], _Tip | None]]]:
+        rows: list[BlobRow] = []
+        tips: list[tuple[tuple[str, str, str], _Tip | None]] = []
+        dumps = self.serde.dumps_typed
+        for channel, raw_version in new_versions.items():
+            version = str(raw_version)
+            key = (thread_id, ns, channel)
+            value = values.get(channel, MISSING)
+            if value is MISSING:
+                rows.append((thread_id, ns, channel, version, EMPTY, b"", None))
+                tips.append((key, None))
+            elif type(value) is not list:
+                typ, data = dumps(value)
+                rows.append((thread_id, ns, channel, version, typ, data, None))
+                tips.append((key, None))
+            else:
+                typ, data, base, tip = self._encode_list(key, version, value)
+                rows.append((thread_id, ns, channel, version, typ, data, base))
+                tips.append((key, tip))
+        return rows, tips
+
+    def _encode_list(
+        self, key: tuple[str, str, str], version: str, value: list[Any]
+    ) -> tuple[str, bytes, str | None, _Tip]:
+        with self._lock:
+            tip = self._tips.get(key)
+        if tip is not None and tip.version != version:
+            n = len(tip.items)
+            try:
+                extends = len(value) >= n and value[:n] == tip.items
+            except Exception:  # an element whose == does not return a bool
+                extends = False
+            if extends:
+                typ, data = self.serde.dumps_typed(value[n:])
+                spent = tip.delta_bytes + len(data)
+                budget = max(self.snapshot_ratio * tip.snapshot_bytes, self.min_delta_budget)
+                if spent <= budget:
+                    return typ, data, tip.version, _Tip(version, value.copy(),
+                                                        tip.snapshot_bytes, spent)  # fmt: skip
+        typ, data = self.serde.dumps_typed(value)
+        return typ, data, None, _Tip(version, value.copy(), len(data), 0)
+
+    def _remember(self, tips: list[tuple[tuple[str, str, str], _Tip | None]]) -> None:
+        with self._lock:
+            for key, tip in tips:
+                if tip is None:
+                    self._tips.pop(key, None)
+                else:
+                    self._tips[key] = tip
+                    self._tips.move_to_end(key)
+            while len(self._tips) > self.max_tips:
+                self._tips.popitem(last=False)
+
+    def forget_thread(self, thread_id: str) -> None:
+        """Drop the delta memory of a deleted thread."""
+        with self._lock:
+            for key in [k for k in self._tips if k[0] == thread_id]:
+                del self._tips[key]
+
+    # --- reading ------------------------------------------------------------------------
+    def load_metadata(self, row: CheckpointRow) -> dict[str, Any]:
+        """The decoded metadata of a checkpoint row."""
+        return self.serde.loads_typed((row[6], row[7]))
+
+    def load_checkpoint(self, row: CheckpointRow) -> Checkpoint:
+        """The decoded checkpoint of a row, with empty ``channel_values``."""
+        checkpoint = self.serde.loads_typed((row[4], row[5]))
+        checkpoint["channel_values"] = {}
+        return checkpoint
+
+    def load_tuple(
+        self,
+        row: CheckpointRow,
+        checkpoint: Checkpoint,
+        metadata: dict[str, Any],
+        lookup: Callable[[BlobKey], Blob | None],
+        writes: Sequence[WriteRow],
+    ) -> CheckpointTuple:
+        """A ``CheckpointTuple`` from a row, its decoded parts, a blob lookup and its writes."""
+        thread_id, ns, checkpoint_id, parent_id = row[0], row[1], row[2], row[3]
+        values = checkpoint["channel_values"]
+        for channel, version in checkpoint["channel_versions"].items():
+            value = self._resolve(lookup, (thread_id, ns, channel, str(version)))
+            if value is not MISSING:
+                values[channel] = value
+        loads = self.serde.loads_typed
+        ordered = sorted(writes, key=lambda w: (w[8], w[3], w[4]))
+        return CheckpointTuple(
+            config=checkpoint_config(thread_id, ns, checkpoint_id),
+            checkpoint=checkpoint,
+            metadata=metadata,  # type: ignore[arg-type]
+            parent_config=checkpoint_config(thread_id, ns, parent_id) if parent_id else None,
+            pending_writes=[(w[3], w[5], loads((w[6], w[7]))) for w in ordered],
+        )
+
+    def _resolve(self, lookup: Callable[[BlobKey], Blob | None], key: BlobKey) -> Any:
+        parts: list[tuple[str, bytes]] = []
+        while True:
+            blob = lookup(key)
+            if blob is None:
+                if not parts:
+                    return MISSING
+                raise SaverError(
+                    f"Stored channel {key[2]!r} of thread {key[0]!r} is a delta whose base "
+                    f"version {key[3]!r} is missing.",
+                    code="SG414",
+                    hint="the thread was changed by another process mid-run; re-run it",
+                )
+            typ, data, base = blob
+            if typ == EMPTY:
+                return MISSING
+            parts.append((typ, data))
+            if base is None:
+                break
+            key = (key[0], key[1], key[2], base)
+        loads = self.serde.loads_typed
+        if len(parts) == 1:
+            return loads(parts[0])
+        value = list(loads(parts[-1]))
+        for part in reversed(parts[:-1]):
+            value.extend(loads(part))
+        return value

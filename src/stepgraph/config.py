@@ -1,0 +1,78 @@
+"""Run configuration and the accessors nodes use to reach the current run.
+
+``RunnableConfig`` is a plain ``TypedDict`` (LangGraph's keys) so stepgraph needs no
+langchain-core; a langchain ``RunnableConfig`` is the same shape and works as is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, TypedDict
+
+from stepgraph.engine.context import current_task
+
+if TYPE_CHECKING:
+    from stepgraph.types import StreamWriter
+
+__all__ = ["RunnableConfig", "get_config", "get_store", "get_stream_writer", "ensure_config"]
+
+
+class RunnableConfig(TypedDict, total=False):
+    """Configuration of one run: ``configurable`` carries ``thread_id`` and friends."""
+
+    tags: list[str]
+    metadata: dict[str, Any]
+    callbacks: Any
+    run_name: str
+    max_concurrency: int | None
+    recursion_limit: int
+    configurable: dict[str, Any]
+    run_id: Any
+
+
+CONFIG_KEYS = frozenset(RunnableConfig.__annotations__)
+
+
+def ensure_config(*configs: Mapping[str, Any] | None) -> RunnableConfig:
+    """Merge configs left to right into a fresh dict (``configurable`` and ``metadata`` merged)."""
+    out: dict[str, Any] = {"tags": [], "metadata": {}, "configurable": {}}
+    for config in configs:
+        if not config:
+            continue
+        for key, value in config.items():
+            if value is None and key != "callbacks":
+                continue
+            if key == "configurable" or key == "metadata":
+                out[key] = {**out[key], **value}
+            elif key == "tags":
+                out["tags"] = list(dict.fromkeys([*out["tags"], *value]))
+            else:
+                out[key] = value
+    return out  # type: ignore[return-value]
+
+
+def get_config() -> RunnableConfig:
+    """The config of the task that is running now.
+
+    Raises ``RuntimeError`` outside a running graph.
+    """
+    task = current_task()
+    if task is None:
+        raise RuntimeError("Called get_config outside of a runnable context")
+    return task.config
+
+
+def get_store() -> Any:
+    """The store the graph was compiled with (``None`` if none), from inside a node."""
+    task = current_task()
+    if task is None:
+        raise RuntimeError("Called get_store outside of a runnable context")
+    return task.runtime.store
+
+
+def get_stream_writer() -> StreamWriter:
+    """A function that writes to the ``custom`` stream (a no-op when nobody streams it)."""
+    task = current_task()
+    if task is None:
+        raise RuntimeError("Called get_stream_writer outside of a runnable context")
+    return task.runtime.stream_writer

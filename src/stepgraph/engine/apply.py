@@ -1,0 +1,127 @@
+"""``apply_writes``: the update phase of a superstep, deterministic whatever the task order."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from stepgraph.constants import RESERVED, TASKS
+from stepgraph.errors import InvalidUpdateError
+
+if TYPE_CHECKING:
+    from stepgraph.channels.base import BaseChannel
+
+Version = Any
+_EMPTY: tuple[Any, ...] = ()
+
+
+class WriteSource:
+    """Minimal view of a task for ``apply_writes`` (tasks, the input pseudo-task, updates)."""
+
+    __slots__ = ("name", "path", "triggers", "writes", "sort_key")
+
+    def __init__(
+        self, name: str, writes: list[tuple[str, Any]], triggers: tuple[str, ...] = (),
+        path: tuple[Any, ...] = (), sort_key: str = "",
+    ) -> None:
+        self.name = name
+        self.writes = writes
+        self.triggers = triggers
+        self.path = path
+        self.sort_key = sort_key
+
+
+def apply_writes(
+    channels: Mapping[str, BaseChannel],
+    versions: dict[str, Version],
+    versions_seen: dict[str, dict[str, Version]],
+    tasks: Iterable[Any],
+    next_version: Callable[[Version | None], Version],
+    trigger_to_nodes: Mapping[str, Any],
+    volatile: Iterable[str],
+    finishable: Iterable[str],
+    step: int | None = None,
+) -> set[str]:
+    """Apply one step's writes to ``channels``; return the channels that became updated.
+
+    Tasks are applied in ``sort_key`` order (PULL by name, then PUSH by index), so the
+    result never depends on completion order. Every changed channel gets one new version.
+    ``volatile`` names the channels that change on an empty update (ephemeral values,
+    non-accumulating topics), ``finishable`` the ones with ``finish()`` semantics: only
+    those are visited besides the written ones, so a step costs what changed in it.
+    """
+    ordered = sorted(tasks, key=_sort_key)
+    bump_step = False
+    for task in ordered:
+        if task.triggers:
+            bump_step = True
+            seen = versions_seen.get(task.name)
+            if seen is None:
+                seen = versions_seen[task.name] = {}
+            for chan in task.triggers:
+                if chan in versions:
+                    seen[chan] = versions[chan]
+    new_version = next_version(max(versions.values()) if versions else None)
+
+    consumed = {c for t in ordered for c in t.triggers if c not in RESERVED and c in channels}
+    for chan in consumed:
+        if channels[chan].consume():
+            versions[chan] = new_version
+
+    grouped: dict[str, list[Any]] = {}
+    for task in ordered:
+        for chan, value in task.writes:
+            if chan in RESERVED and chan != TASKS:
+                continue
+            if chan not in channels:
+                raise InvalidUpdateError(
+                    f"Task '{task.name}' (path {task.path}) wrote to unknown channel "
+                    f"'{chan}'" + (f" in step {step}" if step is not None else "") + ".",
+                    code="SG210",
+                    hint=f"write only to declared channels: {sorted(channels)[:20]}",
+                )
+            lst = grouped.get(chan)
+            if lst is None:
+                grouped[chan] = [value]
+            else:
+                lst.append(value)
+
+    updated: set[str] = set()
+    for chan, values in grouped.items():
+        ch = channels[chan]
+        if _update(ch, chan, values):
+            versions[chan] = new_version
+            if ch.is_available():
+                updated.add(chan)
+
+    if bump_step:
+        for chan in volatile:
+            if chan in grouped:
+                continue
+            ch = channels[chan]
+            if ch.is_available() and ch.update(_EMPTY):
+                versions[chan] = new_version
+                if ch.is_available():
+                    updated.add(chan)
+        if updated.isdisjoint(trigger_to_nodes):
+            for chan in finishable:
+                ch = channels[chan]
+                if ch.finish():
+                    versions[chan] = new_version
+                    if ch.is_available():
+                        updated.add(chan)
+    return updated
+
+
+def _sort_key(task: Any) -> str:
+    return task.sort_key
+
+
+def _update(ch: BaseChannel, chan: str, values: list[Any]) -> bool:
+    try:
+        return ch.update(values)
+    except InvalidUpdateError:
+        raise
+    except Exception as exc:  # a reducer raised: say which key
+        exc.add_note(f"While applying writes to channel '{chan}'.")
+        raise

@@ -1,0 +1,186 @@
+"""Calling user code: a function node, a router, or any object with ``invoke``/``ainvoke``.
+
+``NodeFunction`` inspects a function's signature once, at build time, and injects the
+parameters LangGraph injects by name (``config``, ``runtime``, ``writer``, ``store``,
+``previous``), so the per-call cost is one dict lookup, not a signature walk.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import inspect
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from stepgraph.errors import GraphDefinitionError
+
+if TYPE_CHECKING:
+    from stepgraph.engine.tasks import Task
+
+INJECTABLE = ("config", "runtime", "writer", "store", "previous")
+
+
+def is_async_callable(func: Any) -> bool:
+    """True for ``async def`` functions, partials of them and objects with ``async __call__``."""
+    while isinstance(func, functools.partial):
+        func = func.func
+    if inspect.iscoroutinefunction(func):
+        return True
+    call = getattr(func, "__call__", None)  # noqa: B004
+    return call is not None and inspect.iscoroutinefunction(call)
+
+
+def callable_name(func: Any) -> str:
+    """A readable default node name for ``func``."""
+    while isinstance(func, functools.partial):
+        func = func.func
+    name = getattr(func, "name", None)
+    if isinstance(name, str) and name:
+        return name
+    name = getattr(func, "__name__", None)
+    if isinstance(name, str):
+        return name
+    return type(func).__name__
+
+
+def _inject_plan(func: Callable[..., Any]) -> tuple[bool, tuple[str, ...], tuple[str, ...]]:
+    """(takes_input, injected names, required injected names) for ``func``."""
+    try:
+        sig = inspect.signature(func)
+    except (TypeError, ValueError):
+        return True, (), ()
+    params = list(sig.parameters.values())
+    takes_input = False
+    injected: list[str] = []
+    required: list[str] = []
+    for i, p in enumerate(params):
+        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+            if i == 0 and p.kind == p.VAR_POSITIONAL:
+                takes_input = True
+            continue
+        if i == 0 and p.name not in INJECTABLE[1:] and p.kind != p.KEYWORD_ONLY:
+            takes_input = True
+            continue
+        if i == 0 and p.name == "config" and p.kind != p.KEYWORD_ONLY:
+            takes_input = True
+            continue
+        if p.name in INJECTABLE:
+            injected.append(p.name)
+            if p.default is p.empty:
+                required.append(p.name)
+    return takes_input, tuple(injected), tuple(required)
+
+
+class NodeFunction:
+    """A plain (sync or async) function used as a node body or router."""
+
+    __slots__ = ("func", "name", "is_async", "takes_input", "inject", "required", "__weakref__")
+
+    def __init__(self, func: Callable[..., Any], name: str | None = None) -> None:
+        self.func = func
+        self.name = name or callable_name(func)
+        self.is_async = is_async_callable(func)
+        self.takes_input, self.inject, self.required = _inject_plan(func)
+
+    def __repr__(self) -> str:
+        return f"NodeFunction({self.name})"
+
+    def _kwargs(self, task: Task | None) -> dict[str, Any]:
+        if not self.inject:
+            return {}
+        if task is None:
+            return {}
+        kwargs: dict[str, Any] = {}
+        for name in self.inject:
+            if name == "config":
+                kwargs["config"] = task.config
+            elif name == "runtime":
+                kwargs["runtime"] = task.runtime
+            elif name == "writer":
+                kwargs["writer"] = task.runtime.stream_writer
+            elif name == "store":
+                store = task.runtime.store
+                if store is None and "store" in self.required:
+                    raise GraphDefinitionError(
+                        f"Missing required config key 'store' for '{task.name}'.",
+                        code="SG110",
+                        hint="compile the graph with store=InMemoryStore() or give the "
+                        "parameter a default of None",
+                    )
+                kwargs["store"] = store
+            elif name == "previous":
+                kwargs["previous"] = task.runtime.previous
+        return kwargs
+
+    def call(self, input: Any, task: Task | None) -> Any:
+        """Call a sync function (an async one raises a coded error with a hint)."""
+        if self.is_async:
+            from stepgraph.errors import StepgraphError
+
+            raise StepgraphError(
+                f"Node '{self.name}' is async and cannot run in a synchronous invoke/stream.",
+                code="SG307",
+                hint="use ainvoke()/astream(), or make the function synchronous",
+            )
+        kwargs = self._kwargs(task)
+        if self.takes_input:
+            return self.func(input, **kwargs)
+        return self.func(**kwargs)
+
+    async def acall(self, input: Any, task: Task | None) -> Any:
+        """Await an async function; a sync one runs in a worker thread."""
+        kwargs = self._kwargs(task)
+        if self.is_async:
+            if self.takes_input:
+                return await self.func(input, **kwargs)
+            return await self.func(**kwargs)
+        return await run_sync_in_thread(self.call, input, task)
+
+
+async def run_sync_in_thread(fn: Callable[..., Any], *args: Any) -> Any:
+    """Run ``fn(*args)`` on the shared pool, keeping the context (contextvars) intact."""
+    import contextvars
+
+    from stepgraph.engine.pool import shared_pool
+
+    ctx = contextvars.copy_context()
+    loop = asyncio.get_running_loop()
+    return await loop.run_in_executor(shared_pool(), functools.partial(ctx.run, fn, *args))
+
+
+class RunnableNode:
+    """An object with ``invoke(input, config)`` (a compiled graph, a langchain Runnable...)."""
+
+    __slots__ = ("runnable", "name", "is_async", "takes_input", "__weakref__")
+
+    def __init__(self, runnable: Any, name: str | None = None) -> None:
+        self.runnable = runnable
+        self.name = name or callable_name(runnable)
+        self.is_async = not hasattr(runnable, "invoke")
+        self.takes_input = True
+
+    def call(self, input: Any, task: Task | None) -> Any:
+        config = task.config if task is not None else None
+        return self.runnable.invoke(input, config)
+
+    async def acall(self, input: Any, task: Task | None) -> Any:
+        config = task.config if task is not None else None
+        if hasattr(self.runnable, "ainvoke"):
+            return await self.runnable.ainvoke(input, config)
+        return await run_sync_in_thread(self.call, input, task)
+
+
+def coerce_callable(obj: Any, name: str | None = None) -> NodeFunction | RunnableNode:
+    """Wrap a node body: runnables keep their ``invoke``; anything else must be callable."""
+    if isinstance(obj, (NodeFunction, RunnableNode)):
+        return obj
+    if hasattr(obj, "invoke") and (hasattr(obj, "ainvoke") or not callable(obj)):
+        return RunnableNode(obj, name)
+    if not callable(obj):
+        raise GraphDefinitionError(
+            f"Node action must be callable, got {type(obj).__name__}: {obj!r}.",
+            code="SG104",
+            hint="pass a function, an async function or a compiled graph",
+        )
+    return NodeFunction(obj, name)

@@ -1,0 +1,30 @@
+"""The running task, reachable from user code through a ``ContextVar``.
+
+``get_config()``, ``get_stream_writer()``, ``get_runtime()`` and ``interrupt()`` read it. The
+engine sets it around each node call (in the worker thread or the asyncio task that runs
+the node), so concurrent tasks never see each other's context.
+"""
+
+from __future__ import annotations
+
+from contextvars import ContextVar
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from stepgraph.engine.tasks import Task
+
+_CURRENT: ContextVar[Task | None] = ContextVar("stepgraph_task", default=None)
+
+
+def current_task() -> Task | None:
+    """The task whose node is running in this thread / asyncio task, if any."""
+    return _CURRENT.get()
+
+
+def set_current_task(task: Task | None) -> object:
+    """Make ``task`` current; returns a token for ``reset_current_task``."""
+    return _CURRENT.set(task)
+
+
+def reset_current_task(token: object) -> None:
+    _CURRENT.reset(token)  # type: ignore[arg-type]

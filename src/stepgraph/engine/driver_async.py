@@ -1,0 +1,104 @@
+"""The async driver: runs a ``RunLoop`` on the event loop, one asyncio task per node task.
+
+Sync nodes hop to the shared thread pool; async nodes run concurrently. The first
+failure cancels the step's other tasks. Stream parts are yielded as soon as they exist.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING
+
+from stepgraph.engine.runner import run_task_async
+from stepgraph.engine.saving import perform_async
+
+if TYPE_CHECKING:
+    from stepgraph.engine.loop import RunLoop
+    from stepgraph.engine.tasks import Task
+    from stepgraph.stream.sink import StreamPart
+
+
+async def drive_async(loop: RunLoop) -> AsyncIterator[StreamPart]:
+    """Run ``loop`` to its end, yielding ``(ns, mode, payload)`` parts."""
+    sink = loop.sink
+    event = sink.async_waiter()
+    saver = loop.checkpointer
+    try:
+        loop.restore(await saver.aget_tuple(loop.config) if saver is not None else None)
+        loop.first()
+        await _flush(loop)
+        for part in sink.drain():
+            yield part
+        while loop.status == "pending":
+            tasks = loop.tick()
+            for part in sink.drain():
+                yield part
+            if tasks is None:
+                break
+            if tasks:
+                async for part in _run_step(loop, tasks, event):
+                    yield part
+            loop.after_tick()
+            await _flush(loop)
+            for part in sink.drain():
+                yield part
+    finally:
+        await _flush(loop)
+    for part in sink.drain():
+        yield part
+
+
+async def _flush(loop: RunLoop) -> None:
+    ops = loop.saves.take()
+    if ops:
+        await perform_async(loop.checkpointer, ops)
+
+
+async def _run_step(loop: RunLoop, tasks: list[Task], event: asyncio.Event) -> AsyncIterator[StreamPart]:
+    sink = loop.sink
+    if len(tasks) == 1 and tasks[0].timeout is None and not ({"custom", "messages"} & sink.modes):
+        task = tasks[0]
+        try:
+            await run_task_async(task)
+        finally:
+            loop.task_done(task)
+        return
+    limit = loop.config.get("max_concurrency")
+    sem = asyncio.Semaphore(limit) if limit else None
+
+    async def run_one(task: Task) -> Task:
+        if sem is None:
+            await run_task_async(task)
+        else:
+            async with sem:
+                await run_task_async(task)
+        return task
+
+    pending: dict[asyncio.Future[Task], Task] = {}
+    for task in tasks:
+        fut = asyncio.ensure_future(run_one(task))
+        fut.add_done_callback(lambda _f: sink.wake())
+        pending[fut] = task
+    error: BaseException | None = None
+    try:
+        while pending:
+            await event.wait()
+            event.clear()
+            for fut in [f for f in pending if f.done()]:
+                task = pending.pop(fut)
+                exc = fut.exception() if not fut.cancelled() else None
+                loop.task_done(task)
+                if exc is not None and error is None:
+                    error = exc
+            for part in sink.drain():
+                yield part
+            if error is not None:
+                break
+    finally:
+        if pending:
+            for fut in pending:
+                fut.cancel()
+            await asyncio.gather(*pending, return_exceptions=True)
+    if error is not None:
+        raise error

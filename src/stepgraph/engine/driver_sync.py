@@ -1,0 +1,99 @@
+"""The sync driver: runs a ``RunLoop`` with threads, yielding stream parts as they come.
+
+A step with one task runs inline. Several tasks run on the shared pool while the calling
+thread runs tasks too ("caller runs"), so nested graphs never deadlock on a full pool.
+When the caller is a live stream consumer it only waits and yields.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+from stepgraph.engine.pool import shared_pool
+from stepgraph.engine.runner import run_task_sync
+from stepgraph.engine.saving import perform_sync
+
+if TYPE_CHECKING:
+    from stepgraph.engine.loop import RunLoop
+    from stepgraph.engine.tasks import Task
+    from stepgraph.stream.sink import StreamPart
+
+
+def drive_sync(loop: RunLoop, *, live: bool = False) -> Iterator[StreamPart]:
+    """Run ``loop`` to its end, yielding ``(ns, mode, payload)`` parts."""
+    sink = loop.sink
+    event = sink.sync_waiter()
+    saver = loop.checkpointer
+    try:
+        loop.restore(saver.get_tuple(loop.config) if saver is not None else None)
+        loop.first()
+        _flush(loop)
+        yield from sink.drain()
+        while loop.status == "pending":
+            tasks = loop.tick()
+            yield from sink.drain()
+            if tasks is None:
+                break
+            if tasks:
+                yield from _run_step(loop, tasks, live, event)
+            loop.after_tick()
+            _flush(loop)
+            yield from sink.drain()
+    finally:
+        _flush(loop)
+    yield from sink.drain()
+
+
+def _flush(loop: RunLoop) -> None:
+    ops = loop.saves.take()
+    if ops:
+        perform_sync(loop.checkpointer, ops)
+
+
+def _run_step(loop: RunLoop, tasks: list[Task], live: bool, event: Any) -> Iterator[StreamPart]:
+    if len(tasks) == 1 and not live and tasks[0].timeout is None:
+        task = tasks[0]
+        try:
+            run_task_sync(task)
+        finally:
+            loop.task_done(task)
+        return
+    queue: deque[Task] = deque(tasks)
+    done: deque[Task] = deque()
+    failed: list[BaseException] = []
+    sink = loop.sink
+
+    def worker() -> None:
+        while not failed:
+            try:
+                task = queue.popleft()
+            except IndexError:
+                return
+            try:
+                run_task_sync(task)
+            except BaseException as exc:  # noqa: BLE001 - re-raised by the driver
+                failed.append(exc)
+            done.append(task)
+            sink.wake()
+
+    limit = loop.config.get("max_concurrency") or len(tasks)
+    helpers = min(len(tasks), limit) - (0 if live else 1)
+    pool = shared_pool()
+    for _ in range(max(helpers, 0)):
+        pool.submit(worker)
+    if not live:
+        worker()
+    finished = 0
+    while True:
+        while done:
+            loop.task_done(done.popleft())
+            finished += 1
+        yield from sink.drain()
+        if failed or finished == len(tasks):
+            break
+        event.wait()
+        event.clear()
+    if failed:
+        raise failed[0]

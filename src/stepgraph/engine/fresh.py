@@ -1,0 +1,52 @@
+"""Reading the state as it would be after some writes, without touching the live channels.
+
+Routers see the step-start state plus their own node's writes; an interrupted step shows
+the state with its finished siblings' writes applied.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from stepgraph.engine.loop import RunLoop
+    from stepgraph.engine.tasks import Task
+
+
+def read_with_writes(loop: RunLoop, tasks: Iterable[Task], keys: str | Sequence[str]) -> Any:
+    """``keys`` read from copies of the channels with ``tasks``' writes applied in order."""
+    channels = loop.channels
+    grouped: dict[str, list[Any]] = {}
+    for task in sorted(tasks, key=lambda t: t.sort_key):
+        for chan, value in task.writes:
+            if chan in channels:
+                grouped.setdefault(chan, []).append(value)
+    if not grouped:
+        return loop.read(keys)
+    local = dict(channels)
+    for chan, values in grouped.items():
+        ch = channels[chan].copy()
+        ch.update(values)
+        local[chan] = ch
+    if isinstance(keys, str):
+        ch = local[keys]
+        return ch.get() if ch.is_available() else None
+    out = {}
+    for k in keys:
+        ch = local[k]
+        if ch.is_available():
+            out[k] = ch.get()
+    return out
+
+
+def fresh_state(task: Task, keys: Sequence[str]) -> dict[str, Any]:
+    """The state a router after ``task``'s node sees: step-start values + its own writes."""
+    loop = task.run
+    out = read_with_writes(loop, (task,), keys)
+    managed = loop.graph.managed
+    if managed:
+        for k, kind in managed.items():
+            if k in keys:
+                out[k] = kind.get(loop)
+    return out

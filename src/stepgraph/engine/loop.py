@@ -1,0 +1,359 @@
+"""``RunLoop``: the superstep state machine shared by the sync and async drivers.
+
+The loop does no I/O and never blocks. A driver calls, in order::
+
+    loop.restore(saved)        # channels from a checkpoint (or empty)
+    loop.first()               # map the input to writes, save the input checkpoint
+    while tasks := loop.tick():    # plan the next step; None when done or interrupted
+        run the tasks (threads / asyncio); call loop.task_done(task) as each finishes
+        loop.after_tick()      # apply writes in task order, emit, checkpoint
+    loop.output()
+
+Checkpoint writes the loop wants are queued in ``loop.saves`` for the driver to perform
+(sync or async), so both drivers share every rule here.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from stepgraph.constants import (
+    ERROR,
+    INPUT,
+    INTERRUPT,
+    MISSING,
+    NS_SEP,
+    NULL_TASK_ID,
+    RESUME,
+    TASKS,
+)
+from stepgraph.engine import planner
+from stepgraph.engine.apply import WriteSource, apply_writes
+from stepgraph.engine.ids import checkpoint_id as new_checkpoint_id
+from stepgraph.engine.input import map_command, map_input
+from stepgraph.engine.saving import SaveOps
+from stepgraph.errors import EmptyInputError, GraphRecursionError, create_error_message, ErrorCode
+from stepgraph.stream import events
+
+if TYPE_CHECKING:
+    from stepgraph.config import RunnableConfig
+    from stepgraph.engine.tasks import Task
+    from stepgraph.pregel.main import Pregel
+    from stepgraph.runtime import Runtime
+    from stepgraph.stream.sink import StreamSink
+
+DEFAULT_RECURSION_LIMIT = int(os.environ.get("STEPGRAPH_DEFAULT_RECURSION_LIMIT", "10007"))
+
+
+def _int_next_version(current: Any, _channel: Any = None) -> int:
+    return 1 if current is None else int(current) + 1
+
+
+class RunLoop:
+    """All state of one run of a graph: channels, versions, the current step and its tasks."""
+
+    def __init__(
+        self,
+        graph: Pregel,
+        input: Any,
+        config: RunnableConfig,
+        *,
+        sink: StreamSink,
+        output_keys: str | Sequence[str],
+        stream_keys: str | Sequence[str],
+        interrupt_before: Sequence[str] | str = (),
+        interrupt_after: Sequence[str] | str = (),
+        checkpointer: Any = None,
+        store: Any = None,
+        context: Any = None,
+        durability: str = "async",
+        runtime: Runtime[Any] | None = None,
+    ) -> None:
+        self.graph = graph
+        self.nodes = graph.nodes
+        self.input = input
+        self.config = config
+        self.sink = sink
+        self.output_keys = output_keys
+        self.stream_keys = stream_keys
+        self.interrupt_before = interrupt_before
+        self.interrupt_after = interrupt_after
+        self.checkpointer = checkpointer
+        self.store = store
+        self.context = context
+        self.durability = durability
+        self.parent_runtime = runtime
+        configurable = config.get("configurable") or {}
+        self.configurable = configurable
+        self.checkpoint_ns: str = configurable.get("checkpoint_ns", "") or ""
+        self.ns: tuple[str, ...] = tuple(self.checkpoint_ns.split(NS_SEP)) if self.checkpoint_ns else ()
+        limit = config.get("recursion_limit", DEFAULT_RECURSION_LIMIT)
+        if limit < 1:
+            raise ValueError("recursion_limit must be at least 1")
+        self.recursion_limit: int = limit
+        self.retry_policy = graph.retry_policy
+        self.next_version = (
+            checkpointer.get_next_version if checkpointer is not None else _int_next_version
+        )
+        self.channels: dict[str, Any] = {}
+        self.versions: dict[str, Any] = {}
+        self.seen: dict[str, dict[str, Any]] = {}
+        self.updated: set[str] | None = None
+        self.step = -1
+        self.stop = 0
+        self.status = "pending"
+        self.tasks: dict[str, Task] = {}
+        self.checkpoint_id = ""
+        self.checkpoint_ts = ""
+        self.checkpoint_metadata: dict[str, Any] = {}
+        self.pending_writes: list[tuple[str, str, Any]] = []
+        self.saves = SaveOps(self)
+        self.interrupts: list[Any] = []
+        self.resuming = False
+        self.resume_map: dict[str, Any] | None = None
+        self.null_resume: list[Any] = []
+        self.volatile: tuple[str, ...] = ()
+        self.finishable: tuple[str, ...] = ()
+        self.output_writes_seen = False
+
+    # -- set-up -----------------------------------------------------------------------------
+    def restore(self, saved: Any | None) -> None:
+        """Rebuild the channels from a saved checkpoint tuple, or start empty."""
+        specs = self.graph.channels
+        if saved is None:
+            self.channels = {k: spec.from_checkpoint(MISSING) for k, spec in specs.items()}
+            self.step = -1
+        else:
+            ckpt = saved.checkpoint
+            values = ckpt.get("channel_values", {})
+            self.channels = {
+                k: spec.from_checkpoint(values.get(k, MISSING)) for k, spec in specs.items()
+            }
+            self.versions = dict(ckpt.get("channel_versions", {}))
+            self.seen = {k: dict(v) for k, v in ckpt.get("versions_seen", {}).items()}
+            upd = ckpt.get("updated_channels")
+            self.updated = set(upd) if upd is not None else None
+            self.checkpoint_id = ckpt["id"]
+            self.checkpoint_ts = ckpt.get("ts", "")
+            self.checkpoint_metadata = dict(saved.metadata or {})
+            self.step = int(self.checkpoint_metadata.get("step", -2)) + 1
+            self.pending_writes = list(saved.pending_writes or ())
+            self.saves.restored(saved)
+        self.stop = self.step + self.recursion_limit + 1
+        self.volatile, self.finishable = self.graph.channel_kinds()
+
+    # -- input ------------------------------------------------------------------------------
+    def first(self) -> None:
+        """Apply the run's input (fresh input, ``None`` to continue, or a ``Command``)."""
+        from stepgraph.types import Command
+
+        inp = self.input
+        if isinstance(inp, Command):
+            writes, resume = map_command(self, inp)
+            if resume is not MISSING:
+                self.saves.require_checkpointer("Command(resume=...)")
+                self._set_resume(resume)
+            if writes:
+                self._apply_null_writes(writes)
+            self.resuming = True
+            self._emit_resume_values()
+            return
+        if inp is None:
+            if not self.versions:
+                raise EmptyInputError(
+                    "Received no input for __start__.",
+                    code="SG301",
+                    hint="pass the graph's input, or a thread_id whose run can continue",
+                )
+            self.resuming = True
+            self.seen[INTERRUPT] = dict(self.versions)
+            self._emit_resume_values()
+            return
+        writes = map_input(self.graph, inp)
+        if not writes:
+            raise EmptyInputError(
+                f"Received no input for {self.graph.input_channels!r}.",
+                code="SG301",
+                hint="give the graph an input with at least one of its input keys",
+            )
+        # New input discards tasks still pending from the previous checkpoint.
+        discarded = [
+            WriteSource(t.name, [], t.triggers, t.path, t.sort_key)
+            for t in planner.plan_tasks(self, for_execution=False).values()
+        ]
+        self.pending_writes = []
+        self.updated = apply_writes(
+            self.channels, self.versions, self.seen,
+            [*discarded, WriteSource(INPUT, writes)],
+            self.next_version, self.graph.trigger_to_nodes, self.volatile, self.finishable,
+        )
+        self.saves.checkpoint("input", self.step)
+        self.step += 1
+
+    def _apply_null_writes(self, writes: list[tuple[str, Any]]) -> None:
+        self.pending_writes = [
+            *(w for w in self.pending_writes if w[0] != NULL_TASK_ID),
+            *((NULL_TASK_ID, c, v) for c, v in writes),
+        ]
+        self.saves.task_writes(NULL_TASK_ID, writes, "")
+
+    def _set_resume(self, resume: Any) -> None:
+        from stepgraph.engine.interrupts import is_resume_map
+
+        if is_resume_map(resume):
+            self.resume_map = dict(resume)
+        else:
+            self.null_resume = [resume]
+
+    def _emit_resume_values(self) -> None:
+        if "values" in self.sink.modes and self.versions:
+            self.emit("values", self.read(self.stream_keys))
+
+    # -- one step ---------------------------------------------------------------------------
+    def tick(self) -> list[Task] | None:
+        """Plan the next superstep; return the tasks to run, or ``None`` when the run stops."""
+        if self.step > self.stop:
+            self.status = "out_of_steps"
+            raise GraphRecursionError(
+                create_error_message(
+                    message=f"Recursion limit of {self.recursion_limit} reached without "
+                    "hitting a stop condition. You can increase the limit by setting the "
+                    f"`recursion_limit` config key. (stepgraph: stopped before step "
+                    f"{self.step}.)",
+                    error_code=ErrorCode.GRAPH_RECURSION_LIMIT,
+                ),
+                code="SG302",
+            )
+        self.tasks = planner.plan_tasks(self, for_execution=True)
+        if not self.tasks:
+            self.status = "done"
+            return None
+        planner.attach_pending_writes(self)
+        if self._should_interrupt(self.interrupt_before):
+            self.status = "interrupt_before"
+            self.saves.interrupt_marker()
+            return None
+        for task in self.tasks.values():
+            if not task.node.hidden:
+                events.task_start(self, task)
+        return [t for t in self.tasks.values() if not t.writes and not t.cached_done]
+
+    def task_done(self, task: Task) -> None:
+        """Record a finished task: queue its writes for the saver and stream its update."""
+        if task.error is not None and task.writes and task.writes[0][0] == ERROR:
+            self.saves.task_writes(task.id, task.writes, task.sort_key)
+        elif task.interrupts:
+            self.saves.task_writes(task.id, [(INTERRUPT, task.interrupts)], task.sort_key)
+            if task.resume:
+                self.saves.task_writes(task.id, [(RESUME, list(task.resume))], task.sort_key)
+        else:
+            self.saves.task_writes(task.id, task.writes, task.sort_key)
+            if task.resume:
+                self.saves.task_writes(task.id, [(RESUME, list(task.resume))], task.sort_key)
+        if not task.node.hidden:
+            events.task_result(self, task)
+
+    def after_tick(self) -> None:
+        """Apply the step's writes, emit ``values``, checkpoint, and check interrupts."""
+        tasks = list(self.tasks.values())
+        interrupted = [t for t in tasks if t.interrupts]
+        if interrupted:
+            self.status = "interrupted"
+            self.interrupts = [i for t in interrupted for i in t.interrupts]
+            events.interrupt_values(self, tasks)
+            self.saves.interrupted()
+            return
+        self.updated = apply_writes(
+            self.channels, self.versions, self.seen, tasks, self.next_version,
+            self.graph.trigger_to_nodes, self.volatile, self.finishable, self.step,
+        )
+        self.pending_writes = []
+        if "values" in self.sink.modes and self._changed(self.stream_keys):
+            self.emit("values", self.read(self.stream_keys))
+        self.saves.checkpoint("loop", self.step)
+        self.step += 1
+        if self._should_interrupt(self.interrupt_after, tasks):
+            self.status = "interrupt_after"
+            self.saves.interrupt_marker()
+
+    # -- helpers ----------------------------------------------------------------------------
+    def _changed(self, keys: str | Sequence[str]) -> bool:
+        updated = self.updated or ()
+        if isinstance(keys, str):
+            return keys in updated
+        return any(k in updated for k in keys) if len(updated) < len(keys) else any(
+            k in keys for k in updated
+        )
+
+    def _should_interrupt(self, names: Sequence[str] | str, tasks: Sequence[Task] | None = None) -> bool:
+        if not names:
+            return False
+        seen = self.seen.get(INTERRUPT, {})
+        if not any(v != seen.get(k) for k, v in self.versions.items()):
+            return False
+        pool = tasks if tasks is not None else self.tasks.values()
+        hit = any(
+            not t.node.hidden and (names == "*" or t.name in names) for t in pool
+        )
+        if hit:
+            self.seen[INTERRUPT] = dict(self.versions)
+        return hit
+
+    def read(self, keys: str | Sequence[str]) -> Any:
+        """Current value(s) of ``keys``: one value (``None`` if empty) or a dict."""
+        channels = self.channels
+        if isinstance(keys, str):
+            ch = channels.get(keys)
+            return ch.get() if ch is not None and ch.is_available() else None
+        out = {}
+        for k in keys:
+            ch = channels[k]
+            if ch.is_available():
+                out[k] = ch.get()
+        return out
+
+    def emit(self, mode: str, payload: Any) -> None:
+        self.sink.emit(self.ns, mode, payload)
+
+    def emit_custom(self, task: Task, chunk: Any) -> None:
+        self.sink.emit(self.ns, "custom", chunk)
+
+    def output(self) -> Any:
+        """What ``invoke`` returns: the output keys, plus ``__interrupt__`` when paused."""
+        out = self.read(self.output_keys)
+        if self.interrupts and isinstance(out, dict):
+            out = {**out, INTERRUPT: list(self.interrupts)}
+        elif self.interrupts and out is None:
+            out = {INTERRUPT: list(self.interrupts)}
+        return out
+
+    # -- per-task context -------------------------------------------------------------------
+    def task_config(self, task: Task) -> RunnableConfig:
+        from stepgraph.engine.taskconfig import build_task_config
+
+        return build_task_config(self, task)
+
+    def task_runtime(self, task: Task) -> Runtime[Any]:
+        from stepgraph.engine.taskconfig import build_task_runtime
+
+        return build_task_runtime(self, task)
+
+    def previous_value(self) -> Any:
+        """The saved return value of the previous run (functional API), else ``None``."""
+        from stepgraph.constants import PREVIOUS
+
+        ch = self.channels.get(PREVIOUS)
+        return ch.get() if ch is not None and ch.is_available() else None
+
+    @property
+    def run_step_info(self) -> tuple[int, int]:
+        return self.step, self.stop
+
+    def new_checkpoint_id(self) -> str:
+        return new_checkpoint_id(max(self.step, 0))
+
+    @property
+    def tasks_channel(self) -> Any:
+        return self.channels.get(TASKS)

@@ -1,0 +1,142 @@
+"""Planning a superstep: PUSH tasks (one per queued ``Send``) first, then PULL tasks.
+
+A node becomes a PULL task when one of its trigger channels is available and has a
+version it has not seen. Only nodes subscribed to a channel updated in the previous step
+are candidates, so planning costs what changed, not the size of the graph.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from stepgraph.constants import ERROR, INTERRUPT, NULL_TASK_ID, PULL, PUSH, RESUME, RETURN, TASKS
+from stepgraph.engine.ids import task_id as make_task_id
+from stepgraph.engine.tasks import Task
+from stepgraph.errors import InvalidUpdateError
+
+if TYPE_CHECKING:
+    from stepgraph.engine.loop import RunLoop
+
+_PUSH_TRIGGERS = (PUSH,)
+
+
+def plan_tasks(loop: RunLoop, *, for_execution: bool) -> dict[str, Task]:
+    """The tasks of the next step, keyed by id, in planning order (PUSH, then PULL)."""
+    tasks: dict[str, Task] = {}
+    nodes = loop.nodes
+    channels = loop.channels
+    step = loop.step
+    ckpt_id = loop.checkpoint_id
+    ns = loop.checkpoint_ns
+    tasks_ch = channels.get(TASKS)
+    if tasks_ch is not None and tasks_ch.is_available():
+        for idx, packet in enumerate(tasks_ch.get()):
+            node = nodes.get(packet.node)
+            if node is None:
+                raise InvalidUpdateError(
+                    f"A Send targets unknown node '{packet.node}' (step {step}).",
+                    code="SG220",
+                    hint=f"send only to existing nodes: {sorted(nodes)}",
+                )
+            path = (PUSH, idx, False)
+            tid = make_task_id(ckpt_id, ns, step, packet.node, PUSH, idx)
+            tasks[tid] = Task(
+                tid, packet.node, path, packet.arg, node, _PUSH_TRIGGERS, loop, step,
+                _timeout(node, packet),
+            )
+    updated = loop.updated
+    if updated is None:
+        candidates: Any = nodes
+    else:
+        t2n = loop.graph.trigger_to_nodes
+        names: set[str] = set()
+        for chan in updated:
+            subs = t2n.get(chan)
+            if subs:
+                names.update(subs)
+        candidates = sorted(names)
+    versions = loop.versions
+    seen_all = loop.seen
+    inputs_cache: dict[Any, Any] = {}
+    for name in candidates:
+        node = nodes[name]
+        seen = seen_all.get(name)
+        fired = []
+        for trig in node.triggers:
+            ch = channels.get(trig)
+            if ch is None or not ch.is_available():
+                continue
+            version = versions.get(trig)
+            if seen is None or trig not in seen or (version is not None and version > seen[trig]):
+                fired.append(trig)
+        if not fired:
+            continue
+        triggers = tuple(sorted(fired)) if len(fired) > 1 else tuple(fired)
+        tid = make_task_id(ckpt_id, ns, step, name, PULL, *triggers)
+        inp = read_input(loop, node, inputs_cache) if for_execution else None
+        if inp is _SKIP:
+            continue
+        tasks[tid] = Task(tid, name, (PULL, name), inp, node, triggers, loop, step, node.timeout)
+    return tasks
+
+
+_SKIP = object()
+
+
+def read_input(loop: RunLoop, node: Any, cache: dict[Any, Any]) -> Any:
+    """The node's input: one channel's value, or a dict of the available channels it reads."""
+    spec = node.channels
+    channels = loop.channels
+    if isinstance(spec, str):
+        ch = channels[spec]
+        if not ch.is_available():
+            return _SKIP
+        value = ch.get()
+    else:
+        base = cache.get(spec)
+        if base is None:
+            base = {}
+            for k in spec:
+                ch = channels[k]
+                if ch.is_available():
+                    base[k] = ch.get()
+            cache[spec] = base
+        value = dict(base)
+        managed = loop.graph.managed
+        if managed:
+            for k, kind in managed.items():
+                if k in spec:
+                    value[k] = kind.get(loop)
+    if node.mapper is not None:
+        value = node.mapper(value)
+    return value
+
+
+def _timeout(node: Any, packet: Any) -> Any:
+    if getattr(packet, "timeout", None) is None:
+        return node.timeout
+    from stepgraph.types import TimeoutPolicy
+
+    return TimeoutPolicy.coerce(packet.timeout)
+
+
+def attach_pending_writes(loop: RunLoop) -> None:
+    """Give planned tasks the writes saved for them before a crash/interrupt (not re-run)."""
+    if not loop.pending_writes:
+        return
+    tasks = loop.tasks
+    for tid, chan, value in loop.pending_writes:
+        if tid == NULL_TASK_ID:
+            continue
+        task = tasks.get(tid)
+        if task is None:
+            continue
+        if chan == RESUME:
+            task.resume = list(value) if isinstance(value, (list, tuple)) else [value]
+        elif chan in (ERROR, INTERRUPT):
+            continue
+        else:
+            if chan == RETURN:
+                pass
+            task.writes.append((chan, value))
+            task.cached_done = True

@@ -1,0 +1,200 @@
+"""Running one task: its body, then its writers, with retries and timeouts (sync and async).
+
+Both drivers call these. The body runs under the timeout; writers (which turn the output
+into writes and may call routers) run after it, in the caller, so an abandoned timed-out
+thread can never add writes to a task.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import time
+from typing import TYPE_CHECKING, Any
+
+from stepgraph.constants import ERROR
+from stepgraph.engine.context import reset_current_task, set_current_task
+from stepgraph.engine.retry import retry_delay
+from stepgraph.errors import GraphBubbleUp, GraphInterrupt, NodeCancelledError, NodeTimeoutError
+
+if TYPE_CHECKING:
+    from stepgraph.engine.tasks import Task
+
+
+def _note(exc: BaseException, task: Task) -> None:
+    note = f"During task with name '{task.name}' and id '{task.id}'"
+    notes = getattr(exc, "__notes__", None)
+    if not notes or note not in notes:
+        exc.add_note(note)
+
+
+def _body_sync(task: Task) -> Any:
+    value = task.input
+    for step in task.node.bound:
+        value = step.call(value, task)
+    return value
+
+
+def _write_sync(task: Task, value: Any) -> None:
+    for writer in task.node.writers:
+        writer.run(task, value)
+
+
+def _attempt_sync(task: Task) -> None:
+    token = set_current_task(task)
+    try:
+        policy = task.timeout
+        if policy is None:
+            value = _body_sync(task)
+        else:
+            value = _with_timeout_sync(task, policy)
+        _write_sync(task, value)
+    finally:
+        reset_current_task(token)
+
+
+def _with_timeout_sync(task: Task, policy: Any) -> Any:
+    from concurrent.futures import TimeoutError as FutTimeout
+
+    from stepgraph.engine.pool import shared_pool
+
+    ctx = contextvars.copy_context()
+    start = time.monotonic()
+    task.last_progress = start
+    fut = shared_pool().submit(ctx.run, _body_sync, task)
+    while True:
+        wait = _remaining(task, policy, start)
+        try:
+            return fut.result(timeout=max(wait, 0.0))
+        except FutTimeout:
+            _check_expired(task, policy, start)
+
+
+def _remaining(task: Task, policy: Any, start: float) -> float:
+    now = time.monotonic()
+    limits = []
+    if policy.run_timeout is not None:
+        limits.append(start + policy.run_timeout - now)
+    if policy.idle_timeout is not None:
+        limits.append(task.last_progress + policy.idle_timeout - now)
+    return min(limits) if limits else 3600.0
+
+
+def _check_expired(task: Task, policy: Any, start: float) -> None:
+    now = time.monotonic()
+    elapsed = now - start
+    if policy.run_timeout is not None and elapsed >= policy.run_timeout:
+        raise NodeTimeoutError(task.name, elapsed, kind="run", run_timeout=policy.run_timeout,
+                               idle_timeout=policy.idle_timeout)
+    if policy.idle_timeout is not None and now - task.last_progress >= policy.idle_timeout:
+        raise NodeTimeoutError(task.name, elapsed, kind="idle", run_timeout=policy.run_timeout,
+                               idle_timeout=policy.idle_timeout)
+
+
+def run_task_sync(task: Task) -> None:
+    """Run ``task`` to completion with retries. Interrupts are recorded, errors raised."""
+    policies = task.retry_policy
+    while True:
+        try:
+            _attempt_sync(task)
+            return
+        except GraphInterrupt as exc:
+            task.interrupts = tuple(exc.interrupts)
+            task.writes.clear()
+            return
+        except GraphBubbleUp:
+            raise
+        except Exception as exc:
+            delay = retry_delay(policies, exc, task.attempt) if policies else None
+            if delay is None:
+                _fail(task, exc)
+                raise
+            task.reset_attempt()
+            time.sleep(delay)
+
+
+def _fail(task: Task, exc: BaseException) -> None:
+    _note(exc, task)
+    task.error = exc
+    task.writes[:] = [(ERROR, exc)]
+
+
+# -- async ---------------------------------------------------------------------------------
+
+
+async def _body_async(task: Task) -> Any:
+    value = task.input
+    for step in task.node.bound:
+        value = await step.acall(value, task)
+    return value
+
+
+async def _attempt_async(task: Task) -> None:
+    token = set_current_task(task)
+    try:
+        policy = task.timeout
+        if policy is None:
+            value = await _body_async(task)
+        else:
+            value = await _with_timeout_async(task, policy)
+        for writer in task.node.writers:
+            if writer.is_async:
+                await writer.arun(task, value)
+            else:
+                writer.run(task, value)
+    finally:
+        reset_current_task(token)
+
+
+async def _with_timeout_async(task: Task, policy: Any) -> Any:
+    start = time.monotonic()
+    task.last_progress = start
+    inner = asyncio.ensure_future(_body_async(task))
+    try:
+        while True:
+            wait = max(_remaining(task, policy, start), 0.0)
+            done, _ = await asyncio.wait({inner}, timeout=wait)
+            if done:
+                return inner.result()
+            _check_expired(task, policy, start)
+    except BaseException:
+        if not inner.done():
+            inner.cancel()
+            try:
+                await inner
+            except BaseException:  # noqa: S110 - the timeout error is what matters
+                pass
+        raise
+
+
+async def run_task_async(task: Task) -> None:
+    """Async twin of ``run_task_sync`` (same retry rules via ``retry_delay``)."""
+    policies = task.retry_policy
+    while True:
+        try:
+            await _attempt_async(task)
+            return
+        except GraphInterrupt as exc:
+            task.interrupts = tuple(exc.interrupts)
+            task.writes.clear()
+            return
+        except GraphBubbleUp:
+            raise
+        except asyncio.CancelledError:
+            if _cancel_requested():
+                raise
+            err = NodeCancelledError(task.name)
+            _fail(task, err)
+            raise err from None
+        except Exception as exc:
+            delay = retry_delay(policies, exc, task.attempt) if policies else None
+            if delay is None:
+                _fail(task, exc)
+                raise
+            task.reset_attempt()
+            await asyncio.sleep(delay)
+
+
+def _cancel_requested() -> bool:
+    current = asyncio.current_task()
+    return current is not None and current.cancelling() > 0

@@ -1,0 +1,157 @@
+"""What a run asks its checkpointer to store, queued for the driver to perform.
+
+``SaveOps`` turns loop events (input applied, step applied, task finished) into saver
+calls: ``put`` for checkpoints and ``put_writes`` for task writes. Nothing is built when
+there is no checkpointer and no stream mode needs checkpoints, so the in-memory fast path
+pays nothing for durability.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any
+
+from stepgraph.constants import MISSING, NULL_TASK_ID
+from stepgraph.errors import StepgraphError
+
+if TYPE_CHECKING:
+    from stepgraph.engine.loop import RunLoop
+
+Op = tuple[Any, ...]
+
+
+class SaveOps:
+    """Pending saver calls of one run, in the order they must happen."""
+
+    __slots__ = ("loop", "ops", "saved_versions", "parent_id", "enabled", "needs_checkpoint")
+
+    def __init__(self, loop: RunLoop) -> None:
+        self.loop = loop
+        self.ops: list[Op] = []
+        self.saved_versions: dict[str, Any] = {}
+        self.parent_id: str | None = None
+        self.enabled = loop.checkpointer is not None
+        self.needs_checkpoint = self.enabled or bool({"checkpoints", "debug"} & loop.sink.modes)
+
+    def restored(self, saved: Any) -> None:
+        self.saved_versions = dict(saved.checkpoint.get("channel_versions", {}))
+        self.parent_id = (saved.parent_config or {}).get("configurable", {}).get("checkpoint_id")
+
+    def require_checkpointer(self, what: str) -> None:
+        if not self.enabled:
+            raise RuntimeError(f"Cannot use {what} without checkpointer")
+
+    def take(self) -> list[Op]:
+        ops, self.ops = self.ops, []
+        return ops
+
+    # -- checkpoints ------------------------------------------------------------------------
+    def checkpoint(self, source: str, step: int) -> None:
+        """A new checkpoint after the input or a step; the loop moves to its id."""
+        loop = self.loop
+        prev_id = loop.checkpoint_id or None
+        loop.checkpoint_id = loop.new_checkpoint_id()
+        if not self.needs_checkpoint:
+            return
+        ts = datetime.now(timezone.utc).isoformat()
+        loop.checkpoint_ts = ts
+        ckpt = self.build(ts)
+        metadata = {"source": source, "step": step, "parents": self._parents()}
+        metadata.update(_config_metadata(loop.config))
+        loop.checkpoint_metadata = metadata
+        versions = loop.versions
+        saved = self.saved_versions
+        new_versions = {k: v for k, v in versions.items() if saved.get(k) != v}
+        self.saved_versions = dict(versions)
+        self.parent_id = prev_id
+        if self.enabled:
+            self.ops.append(("put", self._config(prev_id), ckpt, metadata, new_versions))
+        from stepgraph.stream import events
+
+        events.checkpoint_event(loop, ckpt, metadata, prev_id)
+
+    def build(self, ts: str) -> dict[str, Any]:
+        loop = self.loop
+        values = {}
+        for k, ch in loop.channels.items():
+            if k in loop.versions:
+                v = ch.checkpoint()
+                if v is not MISSING:
+                    values[k] = v
+        return {
+            "v": 4,
+            "id": loop.checkpoint_id,
+            "ts": ts,
+            "channel_values": values,
+            "channel_versions": dict(loop.versions),
+            "versions_seen": {k: dict(v) for k, v in loop.seen.items()},
+            "updated_channels": sorted(loop.updated) if loop.updated is not None else None,
+        }
+
+    def task_writes(self, task_id: str, writes: list[tuple[str, Any]], path: str) -> None:
+        if not self.enabled:
+            return
+        loop = self.loop
+        if not loop.checkpoint_id:
+            return
+        self.ops.append(("put_writes", self._config(loop.checkpoint_id), list(writes), task_id, path))
+
+    def interrupted(self) -> None:
+        """The step stopped on ``interrupt()``: its finished writes are already queued."""
+
+    def interrupt_marker(self) -> None:
+        """``interrupt_before/after`` fired: nothing extra to store (the checkpoint holds it)."""
+
+    # -- helpers ----------------------------------------------------------------------------
+    def _config(self, checkpoint_id: str | None) -> dict[str, Any]:
+        loop = self.loop
+        configurable = {
+            "thread_id": loop.configurable.get("thread_id"),
+            "checkpoint_ns": loop.checkpoint_ns,
+        }
+        if checkpoint_id:
+            configurable["checkpoint_id"] = checkpoint_id
+        return {"configurable": configurable}
+
+    def _parents(self) -> dict[str, str]:
+        return dict(self.loop.configurable.get("checkpoint_map") or {})
+
+
+_EXCLUDED = frozenset(
+    {
+        "thread_id", "checkpoint_id", "checkpoint_ns", "checkpoint_map", "langgraph_step",
+        "langgraph_node", "langgraph_triggers", "langgraph_path", "langgraph_checkpoint_ns",
+    }
+)
+
+
+def _config_metadata(config: Any) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for source in (config.get("metadata") or {}, config.get("configurable") or {}):
+        for k, v in source.items():
+            if k.startswith("__") or k in _EXCLUDED:
+                continue
+            if isinstance(v, (str, int, float, bool)):
+                out[k] = v.replace("\x00", "") if isinstance(v, str) else v
+    return out
+
+
+def perform_sync(saver: Any, ops: list[Op]) -> None:
+    """Run queued saver calls in order (sync drivers)."""
+    for op in ops:
+        if op[0] == "put":
+            saver.put(op[1], op[2], op[3], op[4])
+        else:
+            saver.put_writes(op[1], op[2], op[3], op[4])
+
+
+async def perform_async(saver: Any, ops: list[Op]) -> None:
+    """Run queued saver calls in order (async drivers)."""
+    for op in ops:
+        if op[0] == "put":
+            await saver.aput(op[1], op[2], op[3], op[4])
+        else:
+            await saver.aput_writes(op[1], op[2], op[3], op[4])
+
+
+__all__ = ["NULL_TASK_ID", "SaveOps", "StepgraphError", "perform_async", "perform_sync"]

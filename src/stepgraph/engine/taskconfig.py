@@ -1,0 +1,53 @@
+"""The config and ``Runtime`` a task hands to user code (built lazily, on first access)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from stepgraph.runtime import ExecutionInfo, Runtime, _noop_writer
+
+if TYPE_CHECKING:
+    from stepgraph.config import RunnableConfig
+    from stepgraph.engine.loop import RunLoop
+    from stepgraph.engine.tasks import Task
+
+
+def build_task_config(loop: RunLoop, task: Task) -> RunnableConfig:
+    base = loop.config
+    node = task.node
+    metadata = {
+        **(base.get("metadata") or {}),
+        **node.metadata,
+        "langgraph_step": task.step,
+        "langgraph_node": task.name,
+        "langgraph_triggers": task.triggers,
+        "langgraph_path": task.path,
+        "langgraph_checkpoint_ns": task.ns,
+    }
+    configurable = {**loop.configurable, "checkpoint_ns": task.ns}
+    configurable.pop("checkpoint_id", None)
+    config: dict[str, Any] = {**base, "metadata": metadata, "configurable": configurable}
+    if node.tags:
+        config["tags"] = [*(base.get("tags") or ()), *node.tags]
+    config["run_name"] = task.name
+    return config  # type: ignore[return-value]
+
+
+def build_task_runtime(loop: RunLoop, task: Task) -> Runtime[Any]:
+    writer = task.write_custom if "custom" in loop.sink.modes else _noop_writer
+    info = ExecutionInfo(
+        checkpoint_id=loop.checkpoint_id or None,
+        checkpoint_ns=task.ns,
+        task_id=task.id,
+        thread_id=loop.configurable.get("thread_id"),
+        run_id=str(loop.config.get("run_id")) if loop.config.get("run_id") else None,
+        node_attempt=task.attempt,
+    )
+    parent = loop.parent_runtime
+    return Runtime(
+        context=loop.context if loop.context is not None else (parent.context if parent else None),
+        store=loop.store if loop.store is not None else (parent.store if parent else None),
+        stream_writer=writer,
+        previous=loop.previous_value(),
+        execution_info=info,
+    )

@@ -1,0 +1,142 @@
+"""``Task``: one node execution planned for a superstep, and the writes it produced."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from stepgraph.constants import NS_END, NS_SEP
+from stepgraph.engine.ids import path_sort_key
+
+if TYPE_CHECKING:
+    from stepgraph.config import RunnableConfig
+    from stepgraph.engine.node import PregelNode
+    from stepgraph.engine.loop import RunLoop as RunContext
+    from stepgraph.runtime import Runtime
+    from stepgraph.types import Interrupt, RetryPolicy, TimeoutPolicy
+
+TaskPath = tuple[Any, ...]
+
+
+class Task:
+    """One node run in one step. Plain data plus the write buffer the node fills.
+
+    Attributes:
+        id: deterministic id (hash of checkpoint id, namespace, step, node, path).
+        name: the node's name.
+        path: ``("__pregel_pull", name)`` or ``("__pregel_push", index, False)``.
+        input: what the node receives (state dict, ``Send.arg``, model instance...).
+        node: the compiled node (callable + writers + policies).
+        triggers: channels whose change planned this task.
+        writes: ``(channel, value)`` pairs produced so far.
+        run: the shared per-run context (channels, stream, store, ...).
+    """
+
+    __slots__ = (
+        "id",
+        "name",
+        "path",
+        "input",
+        "node",
+        "triggers",
+        "writes",
+        "run",
+        "step",
+        "timeout",
+        "error",
+        "interrupts",
+        "resume",
+        "interrupt_counter",
+        "attempt",
+        "_config",
+        "_runtime",
+        "last_progress",
+        "cached",
+        "subgraph_calls",
+        "sort_key",
+        "cached_done",
+    )
+
+    def __init__(
+        self,
+        id: str,
+        name: str,
+        path: TaskPath,
+        input: Any,
+        node: PregelNode,
+        triggers: tuple[str, ...],
+        run: RunContext,
+        step: int,
+        timeout: TimeoutPolicy | None = None,
+    ) -> None:
+        self.id = id
+        self.name = name
+        self.path = path
+        self.input = input
+        self.node = node
+        self.triggers = triggers
+        self.run = run
+        self.step = step
+        self.timeout = timeout
+        self.writes: list[tuple[str, Any]] = []
+        self.error: BaseException | None = None
+        self.interrupts: tuple[Interrupt, ...] = ()
+        self.resume: list[Any] = []
+        self.interrupt_counter = 0
+        self.attempt = 1
+        self._config: RunnableConfig | None = None
+        self._runtime: Runtime[Any] | None = None
+        self.last_progress = 0.0
+        self.cached = False
+        self.subgraph_calls = 0
+        self.sort_key = path_sort_key(path)
+        self.cached_done = False
+
+    def __repr__(self) -> str:
+        return f"Task(name={self.name!r}, id={self.id!r}, path={self.path!r})"
+
+    # -- identity ---------------------------------------------------------------------------
+    @property
+    def ns(self) -> str:
+        """This task's checkpoint namespace: ``parent_ns|name:id`` (``name:id`` at the root)."""
+        own = f"{self.name}{NS_END}{self.id}"
+        parent = self.run.checkpoint_ns
+        return f"{parent}{NS_SEP}{own}" if parent else own
+
+    @property
+    def retry_policy(self) -> tuple[RetryPolicy, ...]:
+        return self.node.retry_policy or self.run.retry_policy
+
+    # -- what user code reaches -------------------------------------------------------------
+    @property
+    def config(self) -> RunnableConfig:
+        if self._config is None:
+            self._config = self.run.task_config(self)
+        return self._config
+
+    @property
+    def runtime(self) -> Runtime[Any]:
+        if self._runtime is None:
+            self._runtime = self.run.task_runtime(self)
+        return self._runtime
+
+    def write_custom(self, chunk: Any) -> None:
+        """The ``custom`` stream writer of this task."""
+        self.touch()
+        self.run.emit_custom(self, chunk)
+
+    def touch(self) -> None:
+        """Record progress (for ``idle_timeout``)."""
+        self.last_progress = time.monotonic()
+
+    def reset_attempt(self) -> None:
+        """Forget a failed attempt's writes before retrying."""
+        self.writes.clear()
+        self.error = None
+        self.interrupt_counter = 0
+        self.attempt += 1
+        self._runtime = None
+
+
+TaskCallback = Callable[[Task], None]

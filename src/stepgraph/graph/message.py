@@ -1,0 +1,111 @@
+"""The messages reducer: ``add_messages``, ``MessagesState`` (same names as
+``langgraph.graph.message``).
+
+Representation rule, decided per call:
+
+* ``add_messages(format="dict")`` (factory form) always works on plain dicts
+  ``{"role": ..., "content": ..., "id": ...}``; langchain-core messages are converted.
+* Default (``format=None``): when langchain-core is importable (checked once, lazily, with
+  ``importlib.util.find_spec``) it behaves exactly like LangGraph and returns ``BaseMessage``
+  objects; otherwise it works on plain dicts.
+* ``format="langchain-openai"``: LangGraph's OpenAI-format conversion (needs langchain-core).
+
+Importing this module never imports langchain-core; the langchain path is loaded on the
+first merge that needs it.
+"""
+
+from functools import partial
+from typing import Annotated, Any, Literal, TypeAlias
+
+from typing_extensions import TypedDict
+
+from stepgraph.messages._dict import REMOVE_ALL_MESSAGES
+from stepgraph.messages._merge import check_format, merge_messages
+
+__all__ = [
+    "REMOVE_ALL_MESSAGES",
+    "AnyMessage",
+    "Messages",
+    "MessagesState",
+    "add_messages",
+    "push_message",
+]
+
+AnyMessage: TypeAlias = Any
+"""A message: a plain dict, or a langchain-core ``BaseMessage``.
+
+``Any`` at runtime so that resolving a schema's type hints never imports langchain-core
+(``langchain_core.messages.AnyMessage`` works in a schema too, if you import it yourself).
+"""
+
+Messages: TypeAlias = list[Any] | Any
+"""What ``add_messages`` accepts on either side: a message-like value or a list of them.
+
+Message-likes are dicts (``role`` or ``type`` key), strings (user messages), ``(role,
+content)`` tuples, and langchain-core messages.
+"""
+
+Format: TypeAlias = Literal["langchain-openai", "dict"] | None
+
+
+def _add_messages(left: Messages, right: Messages, *, format: Format = None) -> list[Any]:
+    return merge_messages(left, right, format)
+
+
+def add_messages(
+    left: Messages | None = None,
+    right: Messages | None = None,
+    *,
+    format: Format = None,
+) -> Any:
+    """Merge two message lists by id: the reducer for a ``messages`` state key.
+
+    * Each side may be one message-like or a list. Messages without an id get a fresh
+      ``uuid4`` string id.
+    * A ``right`` message whose id is already present replaces it in place; new ids are
+      appended in order.
+    * A removal (``stepgraph.messages.RemoveMessage(id)``, the dict ``{"type": "remove",
+      "id": id}`` or langchain-core's ``RemoveMessage``) deletes that id; an unknown id
+      raises ``ValueError``. A removal with id ``REMOVE_ALL_MESSAGES`` drops everything
+      before it: the result is what follows it in ``right``, merged into an empty list.
+    * ``left`` and ``right`` are not mutated as lists. Plain dicts are never mutated (one
+      without an id is copied); a langchain-core message without an id gets its id set in
+      place, as in LangGraph.
+
+    Called with neither ``left`` nor ``right`` it is a factory: ``add_messages(format=...)``
+    returns the reducer with that format bound. ``format`` is ``None`` (see the module
+    docstring for the representation rule), ``"dict"`` or ``"langchain-openai"``; anything
+    else raises ``ValueError`` (in the factory form, immediately).
+
+    Example::
+
+        class State(TypedDict):
+            messages: Annotated[list[AnyMessage], add_messages]  # or add_messages(format="dict")
+    """
+    if left is not None and right is not None:
+        return merge_messages(left, right, format)
+    if left is not None or right is not None:
+        given = "left" if left is not None else "right"
+        raise ValueError(
+            "Must specify non-null arguments for both 'left' and 'right'. "
+            f"Only received: '{given}'."
+        )
+    check_format(format)
+    return partial(_add_messages, format=format)
+
+
+class MessagesState(TypedDict):
+    """A state schema with one key, ``messages``, merged by :func:`add_messages`."""
+
+    messages: Annotated[list[AnyMessage], add_messages]
+
+
+def push_message(message: Any, *, state_key: str | None = "messages") -> Any:
+    """Not supported yet: emitting a message to the ``messages`` stream by hand.
+
+    Return the message from the node instead (it is streamed once it is in the state).
+    """
+    raise NotImplementedError(
+        "stepgraph does not support push_message() yet; return the message in the node's "
+        f"update (e.g. {{{state_key or 'messages'!r}: [message]}}) instead."
+    )

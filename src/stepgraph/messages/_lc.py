@@ -1,0 +1,64 @@
+"""langchain-core messages: LangGraph's representation (optional interop).
+
+This module imports langchain-core at import time, so it is only ever imported lazily, on
+the first merge that runs in langchain mode.
+
+Like LangGraph, coercion goes through ``convert_to_messages``, chunks become full messages,
+and a message without an id gets a ``uuid4`` id assigned *in place* (the caller's
+``BaseMessage`` object is mutated, exactly as LangGraph does).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from langchain_core.messages import (
+    BaseMessage,
+    BaseMessageChunk,
+    RemoveMessage,
+    convert_to_messages,
+    convert_to_openai_messages,
+    message_chunk_to_message,
+)
+
+from stepgraph.messages._dict import is_remove as _is_remove_dict
+
+__all__ = ["is_remove", "normalize", "to_openai_format"]
+
+
+def is_remove(message: Any) -> bool:
+    """True if ``message`` is langchain-core's ``RemoveMessage``."""
+    return isinstance(message, RemoveMessage)
+
+
+def _coerce(message: Any) -> BaseMessage:
+    if isinstance(message, dict) and _is_remove_dict(message):
+        # stepgraph's RemoveMessage / a remove dict (which need no "content" key).
+        mid = message.get("id")
+        if mid is None:
+            raise ValueError(f"A remove message needs an 'id', got {message!r}")
+        return RemoveMessage(id=mid)
+    return convert_to_messages([message])[0]
+
+
+def normalize(items: Iterable[Any]) -> tuple[list[BaseMessage], list[str]]:
+    """Coerce ``items`` to ``BaseMessage`` objects with ids; return them with their ids."""
+    msgs: list[BaseMessage] = []
+    ids: list[str] = []
+    for m in items:
+        if not isinstance(m, BaseMessage):
+            m = _coerce(m)
+        if isinstance(m, BaseMessageChunk):
+            m = message_chunk_to_message(m)
+        if m.id is None:
+            m.id = str(uuid.uuid4())
+        msgs.append(m)
+        ids.append(m.id)
+    return msgs, ids
+
+
+def to_openai_format(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
+    """``format="langchain-openai"``: contents rewritten to OpenAI block format."""
+    return convert_to_messages(convert_to_openai_messages(list(messages)))

@@ -1,0 +1,124 @@
+"""The id-keyed merge behind ``add_messages`` and the rule that picks a representation.
+
+Representation rule (deterministic, decided per call from ``format`` and the environment):
+
+* ``format="dict"``: plain dicts, always. langchain-core messages in the input are
+  converted to dicts.
+* ``format=None`` (default): if langchain-core is importable (checked once, lazily, with
+  ``importlib.util.find_spec``), LangGraph's behaviour: everything is coerced to
+  ``BaseMessage``. Otherwise plain dicts.
+* ``format="langchain-openai"``: LangGraph's behaviour plus OpenAI-format contents; needs
+  langchain-core (``ImportError`` otherwise).
+* Any other format: ``ValueError``.
+
+Cost: appending k messages to n is O(n + k): one pass to index ``left`` by id, one pass
+over ``right``, and a filter pass only when something was removed.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from functools import cache
+from types import ModuleType
+from typing import Any, Final
+
+from stepgraph.messages import _dict
+from stepgraph.messages._dict import REMOVE_ALL_MESSAGES
+
+__all__ = ["FORMATS", "check_format", "langchain_available", "merge_messages"]
+
+FORMATS: Final = (None, "langchain-openai", "dict")
+"""Accepted values of ``add_messages(format=...)``."""
+
+
+@cache
+def langchain_available() -> bool:
+    """Whether langchain-core can be imported (checked once, without importing it)."""
+    try:
+        return importlib.util.find_spec("langchain_core") is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def check_format(format: str | None) -> None:
+    """Raise ``ValueError`` for an unknown format, ``ImportError`` if it needs langchain."""
+    if format not in FORMATS:
+        raise ValueError(
+            f"Unrecognized {format=}. Expected one of 'langchain-openai', 'dict', None."
+        )
+    if format == "langchain-openai" and not langchain_available():
+        raise ImportError(
+            "add_messages(format='langchain-openai') needs langchain-core: "
+            "pip install 'stepgraph[langchain]' (or use format='dict' for plain dicts)."
+        )
+
+
+def _backend(format: str | None) -> ModuleType:
+    if format == "dict" or (format is None and not langchain_available()):
+        return _dict
+    from stepgraph.messages import _lc
+
+    return _lc
+
+
+def merge_messages(left: Any, right: Any, format: str | None = None) -> list[Any]:
+    """Merge ``right`` into ``left`` by message id (see ``stepgraph.graph.add_messages``)."""
+    check_format(format)
+    backend = _backend(format)
+
+    if not isinstance(left, list):
+        left = [left]
+    if not isinstance(right, list):
+        right = [right]
+    r_msgs, r_ids = backend.normalize(right)
+    r_removes = [backend.is_remove(m) for m in r_msgs]
+
+    # A remove-all marker wipes everything before it (the last marker wins): what follows
+    # it in ``right`` is merged into an empty list.
+    cut = None
+    for i, (mid, rm) in enumerate(zip(r_ids, r_removes, strict=True)):
+        if rm and mid == REMOVE_ALL_MESSAGES:
+            cut = i
+    if cut is not None:
+        merged = _merge([], [], r_msgs[cut + 1 :], r_ids[cut + 1 :], r_removes[cut + 1 :])
+    else:
+        l_msgs, l_ids = backend.normalize(left)
+        merged = _merge(l_msgs, l_ids, r_msgs, r_ids, r_removes)
+
+    if format == "langchain-openai":
+        from stepgraph.messages import _lc
+
+        merged = _lc.to_openai_format(merged)
+    return merged
+
+
+def _merge(
+    l_msgs: list[Any],
+    l_ids: list[str],
+    r_msgs: list[Any],
+    r_ids: list[str],
+    r_removes: list[bool],
+) -> list[Any]:
+    merged = l_msgs.copy()
+    merged_ids = l_ids.copy()
+    index = {mid: i for i, mid in enumerate(l_ids)}
+    removed: set[str] = set()
+    for msg, mid, rm in zip(r_msgs, r_ids, r_removes, strict=True):
+        pos = index.get(mid)
+        if pos is None:
+            if rm:
+                raise ValueError(
+                    f"Attempting to delete a message with an ID that doesn't exist ('{mid}')"
+                )
+            index[mid] = len(merged)
+            merged.append(msg)
+            merged_ids.append(mid)
+        elif rm:
+            removed.add(mid)
+        else:
+            # Re-adding an id removed earlier in ``right`` brings it back, in its old slot.
+            removed.discard(mid)
+            merged[pos] = msg
+    if removed:
+        merged = [m for m, mid in zip(merged, merged_ids, strict=True) if mid not in removed]
+    return merged

@@ -1,0 +1,191 @@
+"""The run API of a compiled graph: ``invoke``/``stream`` and their async twins.
+
+Both twins build the same ``RunLoop`` (``_prepare``) and shape the same stream parts;
+only the driver differs (threads vs. the event loop).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator, Sequence
+from typing import TYPE_CHECKING, Any
+
+from stepgraph.config import ensure_config
+from stepgraph.constants import INTERRUPT
+from stepgraph.engine.context import current_task
+from stepgraph.engine.driver_async import drive_async
+from stepgraph.engine.driver_sync import drive_sync
+from stepgraph.engine.loop import RunLoop
+from stepgraph.stream.output import normalize_modes, shape
+from stepgraph.stream.sink import ForwardingSink, StreamSink
+
+if TYPE_CHECKING:
+    from stepgraph.pregel.main import Pregel
+
+
+class _Run:
+    __slots__ = ("loop", "single", "subgraphs", "version", "live")
+
+    def __init__(self, loop: RunLoop, single: bool, subgraphs: bool, version: str, live: bool) -> None:
+        self.loop = loop
+        self.single = single
+        self.subgraphs = subgraphs
+        self.version = version
+        self.live = live
+
+
+class PregelAPI:
+    """Mixin with the public run methods of ``Pregel``."""
+
+    def _prepare(
+        self: Pregel,  # type: ignore[misc]
+        input: Any,
+        config: Any,
+        *,
+        stream_mode: Any,
+        output_keys: Any = None,
+        interrupt_before: Any = None,
+        interrupt_after: Any = None,
+        durability: Any = None,
+        subgraphs: bool = False,
+        context: Any = None,
+        version: str = "v1",
+        default_mode: str | None = None,
+        values_only: bool = False,
+    ) -> _Run:
+        from stepgraph.pregel.setup import resolve_checkpointer, resolve_context
+
+        config = ensure_config(self.config, config)
+        parent = current_task()
+        if values_only:
+            modes, single = [], True
+        else:
+            modes, single = normalize_modes(stream_mode, default_mode or self.stream_mode)
+        mode_set = frozenset(modes)
+        sink: StreamSink
+        if parent is not None and parent.run.sink.subgraphs:
+            sink = ForwardingSink(parent.run.sink, mode_set)
+        else:
+            sink = StreamSink(mode_set, subgraphs=subgraphs)
+        saver = resolve_checkpointer(self, config)
+        loop = RunLoop(
+            self,
+            input,
+            config,
+            sink=sink,
+            output_keys=output_keys if output_keys is not None else self.output_channels,
+            stream_keys=output_keys if output_keys is not None else self.stream_keys,
+            interrupt_before=interrupt_before if interrupt_before is not None else self.interrupt_before_nodes,
+            interrupt_after=interrupt_after if interrupt_after is not None else self.interrupt_after_nodes,
+            checkpointer=saver,
+            store=self.store,
+            context=resolve_context(self, context),
+            durability=durability or "async",
+            runtime=parent.runtime if parent is not None else None,
+        )
+        live = bool({"custom", "messages"} & mode_set) and parent is None
+        return _Run(loop, single, subgraphs, version, live)
+
+    # -- sync ---------------------------------------------------------------------------------
+    def stream(
+        self, input: Any, config: Any = None, *, context: Any = None, stream_mode: Any = None,
+        print_mode: Any = (), output_keys: Any = None, interrupt_before: Any = None,
+        interrupt_after: Any = None, durability: Any = None, subgraphs: bool = False,
+        debug: bool | None = None, version: str = "v1", **kwargs: Any,
+    ) -> Iterator[Any]:
+        """Run the graph, yielding what ``stream_mode`` asks for after each step or task.
+
+        One mode (a string) yields its payloads; a list yields ``(mode, payload)``;
+        ``subgraphs=True`` prefixes the namespace tuple.
+        """
+        run = self._prepare(
+            input, config, stream_mode=stream_mode, output_keys=output_keys,
+            interrupt_before=interrupt_before, interrupt_after=interrupt_after,
+            durability=durability, subgraphs=subgraphs, context=context, version=version,
+        )
+        for part in drive_sync(run.loop, live=run.live):
+            yield shape(part, run.single, run.subgraphs, run.version)
+
+    def invoke(
+        self, input: Any, config: Any = None, *, context: Any = None, stream_mode: Any = "values",
+        print_mode: Any = (), output_keys: Any = None, interrupt_before: Any = None,
+        interrupt_after: Any = None, durability: Any = None, version: str = "v1", **kwargs: Any,
+    ) -> Any:
+        """Run the graph to the end and return its output (the final state by default)."""
+        if stream_mode == "values":
+            run = self._prepare(
+                input, config, stream_mode=None, output_keys=output_keys,
+                interrupt_before=interrupt_before, interrupt_after=interrupt_after,
+                durability=durability, context=context, values_only=True,
+            )
+            for _ in drive_sync(run.loop):
+                pass
+            return _result(run.loop, version)
+        return list(
+            self.stream(
+                input, config, context=context, stream_mode=stream_mode, output_keys=output_keys,
+                interrupt_before=interrupt_before, interrupt_after=interrupt_after,
+                durability=durability, version=version,
+            )
+        )
+
+    def batch(self, inputs: Sequence[Any], config: Any = None, **kwargs: Any) -> list[Any]:
+        configs = config if isinstance(config, list) else [config] * len(inputs)
+        return [self.invoke(i, c, **kwargs) for i, c in zip(inputs, configs, strict=True)]
+
+    # -- async --------------------------------------------------------------------------------
+    async def astream(
+        self, input: Any, config: Any = None, *, context: Any = None, stream_mode: Any = None,
+        print_mode: Any = (), output_keys: Any = None, interrupt_before: Any = None,
+        interrupt_after: Any = None, durability: Any = None, subgraphs: bool = False,
+        debug: bool | None = None, version: str = "v1", **kwargs: Any,
+    ) -> AsyncIterator[Any]:
+        """Async twin of ``stream``."""
+        run = self._prepare(
+            input, config, stream_mode=stream_mode, output_keys=output_keys,
+            interrupt_before=interrupt_before, interrupt_after=interrupt_after,
+            durability=durability, subgraphs=subgraphs, context=context, version=version,
+        )
+        async for part in drive_async(run.loop):
+            yield shape(part, run.single, run.subgraphs, run.version)
+
+    async def ainvoke(
+        self, input: Any, config: Any = None, *, context: Any = None, stream_mode: Any = "values",
+        print_mode: Any = (), output_keys: Any = None, interrupt_before: Any = None,
+        interrupt_after: Any = None, durability: Any = None, version: str = "v1", **kwargs: Any,
+    ) -> Any:
+        """Async twin of ``invoke``."""
+        if stream_mode == "values":
+            run = self._prepare(
+                input, config, stream_mode=None, output_keys=output_keys,
+                interrupt_before=interrupt_before, interrupt_after=interrupt_after,
+                durability=durability, context=context, values_only=True,
+            )
+            async for _ in drive_async(run.loop):
+                pass
+            return _result(run.loop, version)
+        return [
+            chunk
+            async for chunk in self.astream(
+                input, config, context=context, stream_mode=stream_mode, output_keys=output_keys,
+                interrupt_before=interrupt_before, interrupt_after=interrupt_after,
+                durability=durability, version=version,
+            )
+        ]
+
+    async def abatch(self, inputs: Sequence[Any], config: Any = None, **kwargs: Any) -> list[Any]:
+        import asyncio
+
+        configs = config if isinstance(config, list) else [config] * len(inputs)
+        return list(await asyncio.gather(*(self.ainvoke(i, c, **kwargs) for i, c in zip(inputs, configs, strict=True))))
+
+
+def _result(loop: RunLoop, version: str) -> Any:
+    if version == "v2":
+        from stepgraph.types import GraphOutput
+
+        return GraphOutput(loop.read(loop.output_keys), tuple(loop.interrupts))
+    out = loop.output()
+    return out
+
+
+__all__ = ["INTERRUPT", "PregelAPI"]

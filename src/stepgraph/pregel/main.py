@@ -1,0 +1,175 @@
+"""``Pregel``: a compiled graph of nodes over channels, run in supersteps.
+
+Plan: pick the nodes whose trigger channels changed (and the queued ``Send`` packets).
+Execute: run them in parallel, each seeing the state as of the step's start.
+Update: apply all writes through each channel's rule, in a deterministic order.
+Repeat until no node is triggered, an interrupt fires, or ``recursion_limit`` is hit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from stepgraph.channels.base import BaseChannel
+from stepgraph.constants import TASKS
+from stepgraph.engine.node import NodeBuilder, PregelNode
+from stepgraph.errors import GraphDefinitionError
+from stepgraph.pregel.api import PregelAPI
+from stepgraph.pregel.validate import validate_pregel
+
+__all__ = ["Pregel"]
+
+_STATIC_KINDS = ("LastValue", "BinaryOperatorAggregate", "NamedBarrierValue", "UntrackedValue")
+_FINISH_KINDS = ("LastValueAfterFinish", "NamedBarrierValueAfterFinish")
+
+
+class Pregel(PregelAPI):
+    """A graph runtime built from channels and nodes (what ``StateGraph.compile`` returns).
+
+    Use ``invoke``/``stream`` (and ``ainvoke``/``astream``) to run it.
+    """
+
+    def __init__(
+        self,
+        *,
+        nodes: Mapping[str, PregelNode | NodeBuilder],
+        channels: Mapping[str, BaseChannel] | None,
+        input_channels: str | Sequence[str],
+        output_channels: str | Sequence[str],
+        stream_channels: str | Sequence[str] | None = None,
+        stream_mode: str = "values",
+        interrupt_before_nodes: Sequence[str] | str = (),
+        interrupt_after_nodes: Sequence[str] | str = (),
+        debug: bool = False,
+        checkpointer: Any = None,
+        store: Any = None,
+        cache: Any = None,
+        retry_policy: Any = (),
+        cache_policy: Any = None,
+        context_schema: Any = None,
+        config: Any = None,
+        trigger_to_nodes: Mapping[str, Sequence[str]] | None = None,
+        name: str = "LangGraph",
+        step_timeout: float | None = None,
+        auto_validate: bool = True,
+        stream_eager: bool = False,
+        **_ignored: Any,
+    ) -> None:
+        from stepgraph.channels import Topic
+        from stepgraph.types import Send
+
+        built: dict[str, PregelNode] = {}
+        for key, node in nodes.items():
+            pn = node.build() if isinstance(node, NodeBuilder) else node
+            pn.name = key
+            built[key] = pn
+        self.nodes = built
+        chans = dict(channels or {})
+        if TASKS in chans and not isinstance(chans[TASKS], Topic):
+            raise ValueError(f"Channel '{TASKS}' is reserved and cannot be used in the graph.")
+        chans[TASKS] = Topic(Send, accumulate=False)
+        for key, ch in chans.items():
+            ch.key = key
+        self.channels = chans
+        self.input_channels = input_channels
+        self.output_channels = output_channels
+        self.stream_channels = stream_channels
+        self.stream_mode = stream_mode
+        self.interrupt_before_nodes = interrupt_before_nodes
+        self.interrupt_after_nodes = interrupt_after_nodes
+        self.debug = debug
+        self.checkpointer = checkpointer
+        self.store = store
+        self.cache = cache
+        if retry_policy is None:
+            retry_policy = ()
+        elif not isinstance(retry_policy, (list, tuple)) or hasattr(retry_policy, "_fields"):
+            retry_policy = (retry_policy,)
+        self.retry_policy = tuple(retry_policy)
+        self.cache_policy = cache_policy
+        self.context_schema = context_schema
+        self.config = config
+        self.name = name
+        self.step_timeout = step_timeout
+        self.managed: dict[str, Any] = {}
+        self._trigger_to_nodes = dict(trigger_to_nodes) if trigger_to_nodes else None
+        self._kinds: tuple[tuple[str, ...], tuple[str, ...]] | None = None
+        if auto_validate:
+            self.validate()
+
+    # -- derived structure ------------------------------------------------------------------
+    def validate(self) -> Pregel:
+        """Check names and subscriptions; raises ``GraphDefinitionError`` naming the problem."""
+        validate_pregel(self)
+        self._trigger_to_nodes = None
+        self._kinds = None
+        return self
+
+    @property
+    def trigger_to_nodes(self) -> dict[str, list[str]]:
+        """Channel -> nodes it triggers (PULL), used to plan only what changed."""
+        if self._trigger_to_nodes is None:
+            t2n: dict[str, list[str]] = {}
+            for name, node in self.nodes.items():
+                for trig in node.triggers:
+                    t2n.setdefault(trig, []).append(name)
+            self._trigger_to_nodes = t2n
+        return self._trigger_to_nodes
+
+    @property
+    def stream_keys(self) -> str | Sequence[str]:
+        if self.stream_channels is not None:
+            return self.stream_channels
+        return tuple(k for k in self.channels if k != TASKS)
+
+    @property
+    def stream_keyset(self) -> frozenset[str]:
+        keys = self.stream_keys
+        return frozenset([keys] if isinstance(keys, str) else keys)
+
+    def channel_kinds(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """(volatile, finishable) channel names: the only ones visited on steps nobody wrote."""
+        if self._kinds is None:
+            volatile, finishable = [], []
+            for key, ch in self.channels.items():
+                kind = type(ch).__name__
+                if kind in _FINISH_KINDS:
+                    finishable.append(key)
+                elif kind == "Topic" and getattr(ch, "accumulate", False):
+                    continue
+                elif kind not in _STATIC_KINDS:
+                    volatile.append(key)
+                    if not type(ch).__module__.startswith("stepgraph."):
+                        finishable.append(key)
+            self._kinds = (tuple(volatile), tuple(finishable))
+        return self._kinds
+
+    def map_update(self, update: Any, *, source: str) -> list[tuple[str, Any]]:
+        """Writes for a state update given from outside a node (``Command(update=...)``)."""
+        if isinstance(update, dict):
+            unknown = [k for k in update if k not in self.channels]
+            if unknown:
+                raise GraphDefinitionError(
+                    f"{source} updates unknown channel(s) {unknown}.", code="SG211",
+                    hint=f"known channels: {sorted(self.channels)}",
+                )
+            return list(update.items())
+        if isinstance(update, (list, tuple)):
+            return [tuple(x) for x in update]  # type: ignore[misc]
+        raise GraphDefinitionError(f"{source}: expected a dict update, got {type(update).__name__}.",
+                                   code="SG212")
+
+    def copy(self, **changes: Any) -> Pregel:
+        new = object.__new__(type(self))
+        new.__dict__.update(self.__dict__)
+        new.__dict__.update(changes)
+        return new
+
+    def with_config(self, config: Any = None, **kwargs: Any) -> Pregel:
+        from stepgraph.config import ensure_config
+
+        return self.copy(config=ensure_config(self.config, config, kwargs))
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(name={self.name!r}, nodes={list(self.nodes)})"

@@ -1,0 +1,110 @@
+"""The payloads of the ``updates``, ``tasks``, ``debug`` and ``checkpoints`` stream modes."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any
+
+from stepgraph.constants import ERROR, INTERRUPT, RETURN
+
+if TYPE_CHECKING:
+    from stepgraph.engine.loop import RunLoop
+    from stepgraph.engine.tasks import Task
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat()
+
+
+def update_payload(loop: RunLoop, task: Task) -> Any:
+    """What a task changed in the state: a dict, a list of dicts, or ``None``."""
+    keys = loop.stream_keys
+    if isinstance(keys, str):
+        vals = [v for c, v in task.writes if c == keys]
+        if not vals:
+            if task.writes and task.writes[0][0] == RETURN:
+                return task.writes[0][1]
+            return None
+        return vals[0] if len(vals) == 1 else vals
+    keyset = loop.graph.stream_keyset
+    dicts: list[dict[str, Any]] = []
+    current: dict[str, Any] | None = None
+    for chan, value in task.writes:
+        if chan not in keyset:
+            continue
+        if current is None or chan in current:
+            current = {}
+            dicts.append(current)
+        current[chan] = value
+    if not dicts:
+        return None
+    return dicts[0] if len(dicts) == 1 else dicts
+
+
+def task_start(loop: RunLoop, task: Task) -> None:
+    modes = loop.sink.modes
+    if "tasks" not in modes and "debug" not in modes:
+        return
+    payload = {"id": task.id, "name": task.name, "input": task.input, "triggers": list(task.triggers)}
+    loop.emit("tasks", payload)
+    loop.emit("debug", {"step": task.step, "timestamp": _now(), "type": "task", "payload": payload})
+
+
+def task_result(loop: RunLoop, task: Task) -> None:
+    modes = loop.sink.modes
+    if "updates" in modes and task.error is None and not task.interrupts:
+        loop.emit("updates", {task.name: update_payload(loop, task)})
+    elif "updates" in modes and task.interrupts:
+        loop.emit("updates", {INTERRUPT: tuple(task.interrupts)})
+    if "tasks" not in modes and "debug" not in modes:
+        return
+    result: dict[str, Any] = {}
+    for chan, value in task.writes:
+        if chan == ERROR or chan not in loop.graph.stream_keyset:
+            continue
+        if chan in result:
+            prev = result[chan]
+            if isinstance(prev, dict) and "$writes" in prev:
+                prev["$writes"].append(value)
+            else:
+                result[chan] = {"$writes": [prev, value]}
+        else:
+            result[chan] = value
+    payload = {
+        "id": task.id,
+        "name": task.name,
+        "error": repr(task.error) if task.error is not None else None,
+        "result": result,
+        "interrupts": [{"value": i.value, "id": i.id} for i in task.interrupts],
+    }
+    loop.emit("tasks", payload)
+    loop.emit(
+        "debug", {"step": task.step, "timestamp": _now(), "type": "task_result", "payload": payload}
+    )
+
+
+def interrupt_values(loop: RunLoop, tasks: list[Task]) -> None:
+    """At an interrupt: ``values`` with the finished tasks' writes applied on a copy."""
+    if "values" not in loop.sink.modes:
+        return
+    from stepgraph.engine.fresh import read_with_writes
+
+    done = [t for t in tasks if not t.interrupts and t.error is None]
+    values = read_with_writes(loop, done, loop.stream_keys)
+    if isinstance(values, dict):
+        values = {**values, INTERRUPT: tuple(i for t in tasks for i in t.interrupts)}
+    loop.emit("values", values)
+
+
+def checkpoint_event(loop: RunLoop, ckpt: dict[str, Any], metadata: dict[str, Any], parent_id: str | None) -> None:
+    modes = loop.sink.modes
+    if "checkpoints" not in modes and "debug" not in modes:
+        return
+    from stepgraph.engine.snapshot import checkpoint_payload
+
+    payload = checkpoint_payload(loop, ckpt, metadata, parent_id)
+    loop.emit("checkpoints", payload)
+    loop.emit(
+        "debug",
+        {"step": metadata.get("step"), "timestamp": ckpt["ts"], "type": "checkpoint", "payload": payload},
+    )

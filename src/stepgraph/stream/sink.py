@@ -1,0 +1,94 @@
+"""``StreamSink``: where a run's stream parts go until the caller's iterator takes them.
+
+Parts are appended from any thread (node threads write ``custom`` chunks) and taken by
+one consumer. A sync consumer waits on a ``threading.Event``; an async one on an
+``asyncio.Event`` set through the loop's ``call_soon_threadsafe``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections import deque
+from collections.abc import Callable
+from typing import Any
+
+StreamPart = tuple[tuple[str, ...], str, Any]
+"""``(namespace, mode, payload)``."""
+
+
+class StreamSink:
+    """A thread-safe queue of stream parts filtered by the requested ``modes``."""
+
+    __slots__ = ("modes", "parts", "_event", "_aevent", "_loop", "subgraphs", "_owner")
+
+    def __init__(self, modes: frozenset[str], *, subgraphs: bool = False) -> None:
+        self.modes = modes
+        self.subgraphs = subgraphs
+        self.parts: deque[StreamPart] = deque()
+        self._event: threading.Event | None = None
+        self._aevent: asyncio.Event | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._owner: int | None = None
+
+    def emit(self, ns: tuple[str, ...], mode: str, payload: Any) -> None:
+        """Queue one part (dropped when ``mode`` was not requested)."""
+        if mode not in self.modes:
+            return
+        if ns and not self.subgraphs:
+            return
+        self.parts.append((ns, mode, payload))
+        self._notify()
+
+    def _notify(self) -> None:
+        if self._event is not None:
+            self._event.set()
+        elif self._aevent is not None:
+            loop = self._loop
+            assert loop is not None
+            if threading.get_ident() == self._owner:
+                self._aevent.set()
+            else:
+                loop.call_soon_threadsafe(self._aevent.set)
+
+    # -- consumer side ----------------------------------------------------------------------
+    def sync_waiter(self) -> threading.Event:
+        """Make the sink wake a sync consumer; returns the event to wait on."""
+        self._event = threading.Event()
+        return self._event
+
+    def async_waiter(self) -> asyncio.Event:
+        """Make the sink wake an async consumer on the running loop."""
+        self._loop = asyncio.get_running_loop()
+        self._owner = threading.get_ident()
+        self._aevent = asyncio.Event()
+        return self._aevent
+
+    def wake(self) -> None:
+        """Wake the consumer without a part (a task finished)."""
+        self._notify()
+
+    def drain(self) -> list[StreamPart]:
+        """Take every queued part, oldest first."""
+        parts = self.parts
+        out = []
+        while parts:
+            out.append(parts.popleft())
+        return out
+
+
+class ForwardingSink(StreamSink):
+    """A child graph's sink that forwards parts into its parent's sink, namespaced."""
+
+    __slots__ = ("target",)
+
+    def __init__(self, target: StreamSink, modes: frozenset[str]) -> None:
+        super().__init__(modes, subgraphs=True)
+        self.target = target
+
+    def emit(self, ns: tuple[str, ...], mode: str, payload: Any) -> None:
+        if mode in self.modes:
+            self.target.emit(ns, mode, payload)
+
+
+EmitFn = Callable[[tuple[str, ...], str, Any], None]
