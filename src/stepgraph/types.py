@@ -274,3 +274,15 @@ def interrupt(value: Any) -> Any:
     from stepgraph.engine.interrupts import interrupt as _interrupt
 
     return _interrupt(value)
+
+
+def ensure_valid_checkpointer(checkpointer: Any) -> Any:
+    """``None``, ``True``, ``False`` or a saver; anything else is a ``TypeError``."""
+    if checkpointer is None or isinstance(checkpointer, bool):
+        return checkpointer
+    if hasattr(checkpointer, "get_tuple") and hasattr(checkpointer, "put"):
+        return checkpointer
+    raise TypeError(
+        f"Invalid checkpointer provided. Expected an instance of BaseCheckpointSaver, `True`, "
+        f"`False`, or `None`. Received {type(checkpointer).__name__}."
+    )

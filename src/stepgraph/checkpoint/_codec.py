@@ -23,7 +23,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from stepgraph.checkpoint.base import (
     ChannelVersions,
@@ -31,13 +31,15 @@ from stepgraph.checkpoint.base import (
     CheckpointTuple,
     RunnableConfig,
     SaverError,
-    SerializerProtocol,
     checkpoint_config,
     get_checkpoint_id,
     get_checkpoint_metadata,
     thread_target,
 )
 from stepgraph.constants import MISSING, WRITES_IDX_MAP
+
+if TYPE_CHECKING:
+    from stepgraph.checkpoint.serde.base import SerializerProtocol
 
 __all__ = ["BlobRow", "CheckpointRow", "ListQuery", "PutPlan", "SaverCodec", "WriteRow"]
 

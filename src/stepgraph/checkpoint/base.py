@@ -12,7 +12,7 @@ from __future__ import annotations
 import random
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Generic, Literal, NamedTuple, Protocol, TypedDict, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Literal, NamedTuple, TypedDict, TypeVar
 
 from stepgraph.checkpoint._ids import uuid6
 from stepgraph.constants import MISSING, WRITES_IDX_MAP
@@ -20,6 +20,7 @@ from stepgraph.errors import StepgraphError
 
 if TYPE_CHECKING:
     from stepgraph.channels.base import BaseChannel
+    from stepgraph.checkpoint.serde.base import SerializerProtocol
 
 __all__ = [
     "CHECKPOINT_FORMAT_VERSION",
@@ -34,7 +35,6 @@ __all__ = [
     "PendingWrite",
     "RunnableConfig",
     "SaverError",
-    "SerializerProtocol",
     "copy_checkpoint",
     "create_checkpoint",
     "empty_checkpoint",
@@ -109,14 +109,6 @@ class CheckpointTuple(NamedTuple):
     metadata: CheckpointMetadata
     parent_config: RunnableConfig | None = None
     pending_writes: list[PendingWrite] | None = None
-
-
-class SerializerProtocol(Protocol):
-    """What a saver needs from its ``serde``."""
-
-    def dumps_typed(self, obj: Any) -> tuple[str, bytes]: ...
-
-    def loads_typed(self, data: tuple[str, bytes]) -> Any: ...
 
 
 class SaverError(StepgraphError, ValueError):
@@ -255,7 +247,7 @@ def next_string_version(current: str | int | float | None) -> str:
         counter = int(current.split(".", 1)[0])
     else:
         counter = int(current)
-    return "%032d.%016f" % (counter + 1, random.random())
+    return f"{counter + 1:032d}.{random.random():016f}"
 
 
 def _default_serde() -> SerializerProtocol:

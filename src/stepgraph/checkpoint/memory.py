@@ -19,9 +19,16 @@ import threading
 from collections import defaultdict
 from collections.abc import AsyncIterator, Iterator, Sequence
 from types import TracebackType
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, Self
 
-from stepgraph.checkpoint._codec import Blob, BlobKey, CheckpointRow, ListQuery, SaverCodec, WriteRow
+from stepgraph.checkpoint._codec import (
+    Blob,
+    BlobKey,
+    CheckpointRow,
+    ListQuery,
+    SaverCodec,
+    WriteRow,
+)
 from stepgraph.checkpoint.base import (
     BaseCheckpointSaver,
     ChannelVersions,
@@ -29,10 +36,12 @@ from stepgraph.checkpoint.base import (
     CheckpointMetadata,
     CheckpointTuple,
     RunnableConfig,
-    SerializerProtocol,
     next_string_version,
     thread_target,
 )
+
+if TYPE_CHECKING:
+    from stepgraph.checkpoint.serde.base import SerializerProtocol
 
 __all__ = ["InMemorySaver", "MemorySaver"]
 

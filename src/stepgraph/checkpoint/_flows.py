@@ -1,0 +1,183 @@
+"""Saver operations as sans-IO generators, shared by the sync and async SQL savers.
+
+A flow yields ``Op``s (one SQL statement each) and receives the fetched rows back; it never
+touches a connection. ``drive`` and ``adrive`` are the only sync/async twins: each saver runs
+a whole flow inside one transaction of its database, so ``put`` (checkpoint row + all of its
+blobs) and ``put_writes`` are atomic.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Awaitable, Callable, Generator, Sequence
+from typing import Any, Literal, NamedTuple, TypeVar
+
+from stepgraph.checkpoint._codec import (
+    CheckpointRow,
+    ListQuery,
+    PutPlan,
+    SaverCodec,
+    WriteRow,
+)
+from stepgraph.checkpoint._sql import Dialect
+from stepgraph.checkpoint.base import CheckpointTuple, SaverError
+
+__all__ = ["Op", "adrive", "aexecute", "drive", "execute"]
+
+R = TypeVar("R")
+
+
+class Op(NamedTuple):
+    """One statement: ``fetch`` returns its rows, ``exec`` nothing, ``many`` is executemany."""
+
+    sql: str
+    params: Any = ()
+    kind: Literal["fetch", "exec", "many"] = "fetch"
+
+
+Flow = Generator[Op, Any, R]
+
+
+def drive(flow: Flow[R], run: Callable[[Op], Any]) -> R:
+    """Run ``flow`` with a blocking ``run(op) -> rows``."""
+    try:
+        op = next(flow)
+        while True:
+            op = flow.send(run(op))
+    except StopIteration as done:
+        return done.value
+
+
+async def adrive(flow: Flow[R], run: Callable[[Op], Awaitable[Any]]) -> R:
+    """Run ``flow`` with an async ``run(op) -> rows``."""
+    try:
+        op = next(flow)
+        while True:
+            op = flow.send(await run(op))
+    except StopIteration as done:
+        return done.value
+
+
+def execute(cursor: Any, op: Op) -> list[tuple[Any, ...]] | None:
+    """Run ``op`` on a DB-API cursor (sqlite3 or psycopg)."""
+    if op.kind == "many":
+        cursor.executemany(op.sql, op.params)
+        return None
+    cursor.execute(op.sql, op.params)
+    return cursor.fetchall() if op.kind == "fetch" else None
+
+
+async def aexecute(cursor: Any, op: Op) -> list[tuple[Any, ...]] | None:
+    """Run ``op`` on an async cursor (psycopg ``AsyncCursor``)."""
+    if op.kind == "many":
+        await cursor.executemany(op.sql, op.params)
+        return None
+    await cursor.execute(op.sql, op.params)
+    return await cursor.fetchall() if op.kind == "fetch" else None
+
+
+# --- flows -------------------------------------------------------------------------------
+def migrate(d: Dialect) -> Flow[int]:
+    """Apply the migrations not yet recorded; returns the schema version."""
+    yield Op(d.create_migrations, kind="exec")
+    if d.lock_sql:
+        yield Op(d.lock_sql)
+    done = {row[0] for row in (yield Op(d.select_migrations))}
+    latest = len(d.migrations) - 1
+    if done and max(done) > latest:
+        raise SaverError(
+            f"The database has checkpoint schema v{max(done)}, newer than this stepgraph "
+            f"knows (v{latest}).",
+            code="SG413",
+            hint="upgrade stepgraph, or point it at another database",
+        )
+    for version, statements in enumerate(d.migrations):
+        if version in done:
+            continue
+        for statement in statements:
+            yield Op(statement, kind="exec")
+        yield Op(d.insert_migration, (version,), kind="exec")
+    return latest
+
+
+def put(d: Dialect, plan: PutPlan) -> Flow[None]:
+    """Store a checkpoint row and its blobs."""
+    if plan.blob_rows:
+        yield Op(d.insert_blobs, plan.blob_rows, kind="many")
+    yield Op(d.upsert_checkpoint, plan.checkpoint_row, kind="exec")
+
+
+def put_writes(d: Dialect, regular: list[WriteRow], special: list[WriteRow]) -> Flow[None]:
+    """Store a task's writes: regular ones keep an existing row, special ones replace it."""
+    if regular:
+        yield Op(d.insert_writes, regular, kind="many")
+    if special:
+        yield Op(d.upsert_writes, special, kind="many")
+
+
+def delete_thread(d: Dialect, thread_id: str) -> Flow[None]:
+    """Delete every row of a thread."""
+    for sql in d.delete_thread:
+        yield Op(sql, (thread_id,), kind="exec")
+
+
+def get_tuple(
+    d: Dialect, codec: SaverCodec, thread_id: str, ns: str, checkpoint_id: str | None
+) -> Flow[CheckpointTuple | None]:
+    """The named checkpoint, or the latest of the thread/namespace."""
+    if checkpoint_id is None:
+        rows = yield Op(d.select_latest, (thread_id, ns))
+    else:
+        rows = yield Op(d.select_checkpoint, (thread_id, ns, checkpoint_id))
+    if not rows:
+        return None
+    found = yield from _load(d, codec, rows, None)
+    return found[0]
+
+
+def list_checkpoints(d: Dialect, codec: SaverCodec, q: ListQuery) -> Flow[list[CheckpointTuple]]:
+    """Checkpoints matching ``q``, newest first."""
+    sql, params = d.list_query(q)
+    rows = yield Op(sql, params)
+    metadata = None
+    if q.filter:
+        picked, metadata = [], []
+        for row in rows:
+            if q.limit is not None and len(picked) >= q.limit:
+                break
+            md = codec.load_metadata(row)
+            if q.matches(md):
+                picked.append(row)
+                metadata.append(md)
+        rows = picked
+    if not rows:
+        return []
+    return (yield from _load(d, codec, rows, metadata))
+
+
+def _load(
+    d: Dialect,
+    codec: SaverCodec,
+    rows: Sequence[CheckpointRow],
+    metadata: list[dict[str, Any]] | None,
+) -> Flow[list[CheckpointTuple]]:
+    """Tuples for checkpoint rows: one query for all blobs (delta chains included), one for writes."""
+    checkpoints = [codec.load_checkpoint(row) for row in rows]
+    if metadata is None:
+        metadata = [codec.load_metadata(row) for row in rows]
+    keys = {
+        (row[0], row[1], channel, str(version))
+        for row, cp in zip(rows, checkpoints, strict=True)
+        for channel, version in cp["channel_versions"].items()
+    }
+    blobs = {}
+    if keys:
+        for b in (yield Op(d.select_blobs, d.keys(list(keys), 4))):
+            blobs[(b[0], b[1], b[2], b[3])] = (b[4], b[5], b[6])
+    writes: defaultdict[tuple[str, str, str], list[WriteRow]] = defaultdict(list)
+    for w in (yield Op(d.select_writes, d.keys([row[:3] for row in rows], 3))):
+        writes[(w[0], w[1], w[2])].append(tuple(w))  # type: ignore[arg-type]
+    return [
+        codec.load_tuple(row, cp, md, blobs.get, writes.get((row[0], row[1], row[2]), ()))
+        for row, cp, md in zip(rows, checkpoints, metadata, strict=True)
+    ]

@@ -1,0 +1,174 @@
+"""SQL text for the SQLite and PostgreSQL savers, written once.
+
+Statements use ``?`` placeholders and ``{blob}`` for the binary column type; a ``Dialect``
+renders them for its database. Table names carry an ``sg_`` prefix so that stepgraph never
+reads or migrates LangGraph's own ``checkpoints`` tables in a shared database.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from stepgraph.checkpoint._codec import ListQuery
+
+__all__ = ["POSTGRES", "SQLITE", "Dialect"]
+
+MIGRATIONS: tuple[tuple[str, ...], ...] = (
+    (
+        """CREATE TABLE IF NOT EXISTS sg_checkpoints (
+            thread_id TEXT NOT NULL,
+            checkpoint_ns TEXT NOT NULL DEFAULT '',
+            checkpoint_id TEXT NOT NULL,
+            parent_checkpoint_id TEXT,
+            type TEXT NOT NULL,
+            checkpoint {blob} NOT NULL,
+            metadata_type TEXT NOT NULL,
+            metadata {blob} NOT NULL,
+            PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id))""",
+        """CREATE TABLE IF NOT EXISTS sg_checkpoint_blobs (
+            thread_id TEXT NOT NULL,
+            checkpoint_ns TEXT NOT NULL DEFAULT '',
+            channel TEXT NOT NULL,
+            version TEXT NOT NULL,
+            type TEXT NOT NULL,
+            blob {blob},
+            base_version TEXT,
+            PRIMARY KEY (thread_id, checkpoint_ns, channel, version))""",
+        """CREATE TABLE IF NOT EXISTS sg_checkpoint_writes (
+            thread_id TEXT NOT NULL,
+            checkpoint_ns TEXT NOT NULL DEFAULT '',
+            checkpoint_id TEXT NOT NULL,
+            task_id TEXT NOT NULL,
+            idx INTEGER NOT NULL,
+            channel TEXT NOT NULL,
+            type TEXT NOT NULL,
+            blob {blob} NOT NULL,
+            task_path TEXT NOT NULL DEFAULT '',
+            PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id, task_id, idx))""",
+    ),
+)
+"""Schema versions; migration ``v`` runs once and is recorded in ``sg_checkpoint_migrations``."""
+
+_CHECKPOINT_COLS = (
+    "thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, "
+    "type, checkpoint, metadata_type, metadata"
+)
+_BLOB_COLS = "thread_id, checkpoint_ns, channel, version, type, blob, base_version"
+_WRITE_COLS = "thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, blob, task_path"
+_WRITE_KEY = "thread_id, checkpoint_ns, checkpoint_id, task_id, idx"
+_SAME_BLOB = (
+    "b.thread_id = c.thread_id AND b.checkpoint_ns = c.checkpoint_ns "
+    "AND b.channel = c.channel AND b.version = c.version"
+)
+
+
+class Dialect:
+    """Renders the shared SQL for one database."""
+
+    def __init__(self, name: str, *, placeholder: str, blob_type: str, lock_sql: str | None):
+        self.name = name
+        self.placeholder = placeholder
+        self.lock_sql = lock_sql
+        """Statement that serializes concurrent migrations (SQLite: ``BEGIN IMMEDIATE`` does)."""
+        self.migrations = tuple(tuple(s.format(blob=blob_type) for s in m) for m in MIGRATIONS)
+        self.create_migrations = (
+            "CREATE TABLE IF NOT EXISTS sg_checkpoint_migrations (v INTEGER PRIMARY KEY)"
+        )
+        self.select_migrations = "SELECT v FROM sg_checkpoint_migrations"
+        self.insert_migration = self.q("INSERT INTO sg_checkpoint_migrations (v) VALUES (?)")
+        self.upsert_checkpoint = self.q(
+            f"INSERT INTO sg_checkpoints ({_CHECKPOINT_COLS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id) DO UPDATE SET "
+            "parent_checkpoint_id = excluded.parent_checkpoint_id, type = excluded.type, "
+            "checkpoint = excluded.checkpoint, metadata_type = excluded.metadata_type, "
+            "metadata = excluded.metadata"
+        )
+        self.insert_blobs = self.q(
+            f"INSERT INTO sg_checkpoint_blobs ({_BLOB_COLS}) VALUES (?, ?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT DO NOTHING"
+        )
+        self.insert_writes = self.q(
+            f"INSERT INTO sg_checkpoint_writes ({_WRITE_COLS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT DO NOTHING"
+        )
+        self.upsert_writes = self.q(
+            f"INSERT INTO sg_checkpoint_writes ({_WRITE_COLS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
+            f"ON CONFLICT ({_WRITE_KEY}) DO UPDATE SET channel = excluded.channel, "
+            "type = excluded.type, blob = excluded.blob, task_path = excluded.task_path"
+        )
+        select = f"SELECT {_CHECKPOINT_COLS} FROM sg_checkpoints WHERE thread_id = ? AND checkpoint_ns = ?"
+        self.select_latest = self.q(f"{select} ORDER BY checkpoint_id DESC LIMIT 1")
+        self.select_checkpoint = self.q(f"{select} AND checkpoint_id = ?")
+        self.select_blobs = self.q(
+            "WITH RECURSIVE want(thread_id, checkpoint_ns, channel, version) AS ("
+            + self._keys_table(4)
+            + "), chain(thread_id, checkpoint_ns, channel, version) AS ("
+            "SELECT thread_id, checkpoint_ns, channel, version FROM want UNION "
+            "SELECT b.thread_id, b.checkpoint_ns, b.channel, b.base_version "
+            f"FROM chain c JOIN sg_checkpoint_blobs b ON {_SAME_BLOB} "
+            "WHERE b.base_version IS NOT NULL) "
+            "SELECT b.thread_id, b.checkpoint_ns, b.channel, b.version, b.type, b.blob, "
+            f"b.base_version FROM chain c JOIN sg_checkpoint_blobs b ON {_SAME_BLOB}"
+        )
+        self.select_writes = self.q(
+            "WITH want(thread_id, checkpoint_ns, checkpoint_id) AS ("
+            + self._keys_table(3)
+            + ") SELECT "
+            + ", ".join(f"w.{c.strip()}" for c in _WRITE_COLS.split(","))
+            + " FROM want k JOIN sg_checkpoint_writes w ON w.thread_id = k.thread_id "
+            "AND w.checkpoint_ns = k.checkpoint_ns AND w.checkpoint_id = k.checkpoint_id"
+        )
+        self.delete_thread = tuple(
+            self.q(f"DELETE FROM {table} WHERE thread_id = ?")
+            for table in ("sg_checkpoint_writes", "sg_checkpoint_blobs", "sg_checkpoints")
+        )
+
+    def q(self, sql: str) -> str:
+        """``sql`` with this dialect's placeholders."""
+        return sql if self.placeholder == "?" else sql.replace("?", self.placeholder)
+
+    def _keys_table(self, width: int) -> str:
+        """A query yielding the rows of a key list passed as parameters (see ``keys``)."""
+        if self.name == "sqlite":
+            cols = ", ".join(f"json_extract(value, '$[{i}]')" for i in range(width))
+            return f"SELECT {cols} FROM json_each(?)"
+        return "SELECT * FROM unnest(" + ", ".join(["?::text[]"] * width) + ")"
+
+    def keys(self, rows: Sequence[Sequence[str]], width: int) -> tuple[Any, ...]:
+        """Parameters of ``_keys_table(width)`` for ``rows``."""
+        if self.name == "sqlite":
+            return (json.dumps(rows, separators=(",", ":")),)
+        return tuple([row[i] for row in rows] for i in range(width))
+
+    def list_query(self, q: ListQuery) -> tuple[str, list[Any]]:
+        """The checkpoint rows ``list`` considers, newest first (filter is applied after)."""
+        where: list[str] = []
+        params: list[Any] = []
+        for clause, value in (
+            ("thread_id = ?", q.thread_id),
+            ("checkpoint_ns = ?", q.ns),
+            ("checkpoint_id = ?", q.checkpoint_id),
+            ("checkpoint_id < ?", q.before_id),
+        ):
+            if value is not None:
+                where.append(clause)
+                params.append(value)
+        sql = f"SELECT {_CHECKPOINT_COLS} FROM sg_checkpoints"
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        sql += " ORDER BY checkpoint_id DESC"
+        if q.limit is not None and not q.filter:
+            sql += " LIMIT ?"
+            params.append(max(q.limit, 0))
+        return self.q(sql), params
+
+
+SQLITE = Dialect("sqlite", placeholder="?", blob_type="BLOB", lock_sql=None)
+POSTGRES = Dialect(
+    "postgres",
+    placeholder="%s",
+    blob_type="BYTEA",
+    lock_sql="SELECT pg_advisory_xact_lock(7362004100)",
+)

@@ -1,0 +1,174 @@
+"""``StateGraph`` -> ``CompiledStateGraph``: channels, trigger channels and writers per node.
+
+Each node ``n`` is triggered by ``branch:to:n`` (an ephemeral channel its predecessors
+write) and by ``join:a+b:n`` barriers for waiting edges. A hidden ``__start__`` node maps
+the input onto state keys. Routers run as writers of their source node.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from stepgraph.channels import (
+    EphemeralValue,
+    LastValueAfterFinish,
+    NamedBarrierValue,
+    NamedBarrierValueAfterFinish,
+)
+from stepgraph.constants import BRANCH_PREFIX, END, JOIN_PREFIX, ROOT, START, TAG_HIDDEN
+from stepgraph.engine.callable import NodeFunction
+from stepgraph.engine.node import PregelNode, Writer
+from stepgraph.graph.branch import BranchWriter
+from stepgraph.graph.state_schema import make_mapper
+from stepgraph.graph.writers import EdgeWriter, StartWriter, StateUpdateWriter
+from stepgraph.pregel.main import Pregel
+
+if TYPE_CHECKING:
+    from stepgraph.graph.builder import StateGraph
+
+
+class CompiledStateGraph(Pregel):
+    """A compiled ``StateGraph``: run it with ``invoke``/``stream``/``ainvoke``/``astream``."""
+
+    builder: StateGraph
+
+    def map_update(self, update: Any, *, source: str) -> list[tuple[str, Any]]:
+        from stepgraph.graph.updates import update_as_tuples
+
+        pairs = update_as_tuples(update)
+        keys = self.state_keys
+        out = []
+        for key, value in pairs:
+            if key not in keys:
+                from stepgraph.errors import InvalidUpdateError
+
+                raise InvalidUpdateError(
+                    f"{source} updates key '{key}', which the state does not have.",
+                    code="SG205", hint=f"state keys are {sorted(keys)}",
+                )
+            out.append((key, value))
+        return out
+
+    def get_input_jsonschema(self, config: Any = None) -> dict[str, Any]:
+        from stepgraph.graph.jsonschema import schema_json
+
+        return schema_json(self.builder.input_schema)
+
+    def get_output_jsonschema(self, config: Any = None) -> dict[str, Any]:
+        from stepgraph.graph.jsonschema import schema_json
+
+        return schema_json(self.builder.output_schema)
+
+    def get_context_jsonschema(self) -> dict[str, Any] | None:
+        from stepgraph.graph.jsonschema import schema_json
+
+        if self.builder.context_schema is None:
+            return None
+        return schema_json(self.builder.context_schema)
+
+
+def compile_graph(
+    builder: StateGraph, *, checkpointer: Any, cache: Any, store: Any, interrupt_before: Any,
+    interrupt_after: Any, debug: bool, name: str | None,
+) -> CompiledStateGraph:
+    interrupts = [
+        *(interrupt_before if isinstance(interrupt_before, list | tuple) else []),
+        *(interrupt_after if isinstance(interrupt_after, list | tuple) else []),
+    ]
+    builder.validate(interrupts)
+    from stepgraph.types import ensure_valid_checkpointer
+
+    ensure_valid_checkpointer(checkpointer)
+    state_keys = tuple(builder.channels)
+    keyset = frozenset(state_keys)
+    managed = frozenset(builder.managed)
+    is_root = state_keys == (ROOT,)
+    channels: dict[str, Any] = dict(builder.channels)
+    input_info = builder.schemas[builder.input_schema]
+    output_info = builder.schemas[builder.output_schema]
+    channels[START] = EphemeralValue(builder.input_schema)
+    for node, spec in builder.nodes.items():
+        channels[BRANCH_PREFIX + node] = (
+            LastValueAfterFinish(Any) if spec.defer else EphemeralValue(Any, guard=False)
+        )
+    joins: dict[str, list[tuple[str, str]]] = {}
+    triggers: dict[str, list[str]] = {n: [BRANCH_PREFIX + n] for n in builder.nodes}
+    for starts, end in sorted(builder.waiting_edges):
+        chan = f"{JOIN_PREFIX}{'+'.join(starts)}:{end}"
+        deferred = end != END and builder.nodes[end].defer
+        channels[chan] = (NamedBarrierValueAfterFinish if deferred else NamedBarrierValue)(str, set(starts))
+        if end != END:
+            triggers[end].append(chan)
+        for start in starts:
+            joins.setdefault(start, []).append((chan, start))
+
+    def edge_writes(source: str) -> list[tuple[str, Any]]:
+        writes = [(BRANCH_PREFIX + e, None) for s, e in sorted(builder.edges) if s == source and e != END]
+        writes.extend(joins.get(source, []))
+        return writes
+
+    def branch_writers(source: str, state_mapper: Any) -> list[Writer]:
+        out: list[Writer] = []
+        for spec in builder.branches.get(source, {}).values():
+            if spec.input_schema is not None:
+                info = builder.schemas[spec.input_schema]
+                keys, mapper, merge = info.keys, make_mapper(info), False
+            else:
+                keys, mapper, merge = (ROOT,) if is_root else state_keys, state_mapper, True
+            out.append(BranchWriter(source, spec, keys, mapper, merge))
+        return out
+
+    state_mapper = make_mapper(builder.schemas[builder.state_schema])
+    nodes: dict[str, PregelNode] = {
+        START: PregelNode(
+            triggers=[START], channels=START, bound=(),
+            writers=[StartWriter(frozenset(input_info.channels), is_root),
+                     EdgeWriter(edge_writes(START)), *branch_writers(START, state_mapper)],
+            tags=[TAG_HIDDEN], name=START,
+        )
+    }
+    defaults = builder._node_defaults
+    for node, spec in builder.nodes.items():
+        info = builder.schemas[spec.input_schema]
+        reads: Any = ROOT if info.is_root else info.keys
+        pn = PregelNode(
+            triggers=triggers[node], channels=reads, bound=spec.runnable,
+            writers=[StateUpdateWriter(keyset, managed, is_root), EdgeWriter(edge_writes(node)),
+                     *branch_writers(node, state_mapper)],
+            mapper=make_mapper(info), retry_policy=spec.retry_policy or defaults.get("retry_policy"),
+            cache_policy=spec.cache_policy or defaults.get("cache_policy"),
+            timeout=spec.timeout or _coerce_timeout(defaults.get("timeout")),
+            metadata=spec.metadata, name=node, subgraphs=_subgraphs(spec),
+        )
+        nodes[node] = pn
+    output: Any = ROOT if output_info.is_root else tuple(output_info.channels)
+    stream: Any = ROOT if is_root else state_keys
+    graph = CompiledStateGraph(
+        nodes=nodes, channels=channels, input_channels=START, output_channels=output,
+        stream_channels=stream, stream_mode="updates", checkpointer=checkpointer, store=store,
+        cache=cache, interrupt_before_nodes=interrupt_before or (),
+        interrupt_after_nodes=interrupt_after or (), debug=debug, name=name or "LangGraph",
+        context_schema=builder.context_schema,
+    )
+    graph.builder = builder
+    graph.state_keys = keyset
+    graph.managed = {k: v for k, v in builder.managed.items()}
+    builder.compiled = True
+    return graph
+
+
+def _coerce_timeout(value: Any) -> Any:
+    from stepgraph.types import TimeoutPolicy
+
+    return TimeoutPolicy.coerce(value)
+
+
+def _subgraphs(spec: Any) -> list[Any]:
+    raw = spec.raw
+    if isinstance(raw, Pregel):
+        return [raw]
+    if isinstance(spec.runnable, NodeFunction):
+        from stepgraph.engine.subgraph_find import find_subgraphs
+
+        return find_subgraphs(raw)
+    return []

@@ -1,0 +1,44 @@
+"""JSON schemas of state, input, output and context schemas (for servers and tools)."""
+
+from __future__ import annotations
+
+from typing import Any, get_type_hints
+
+_SIMPLE = {str: "string", int: "integer", float: "number", bool: "boolean", type(None): "null"}
+
+
+def _type_schema(tp: Any) -> dict[str, Any]:
+    meta = getattr(tp, "__metadata__", None)
+    if meta:
+        tp = tp.__origin__
+    if tp in _SIMPLE:
+        return {"type": _SIMPLE[tp]}
+    origin = getattr(tp, "__origin__", None)
+    if origin in (list, tuple, set, frozenset) or tp in (list, tuple, set):
+        args = getattr(tp, "__args__", ())
+        out: dict[str, Any] = {"type": "array"}
+        if args and args[0] is not Ellipsis:
+            out["items"] = _type_schema(args[0])
+        return out
+    if origin is dict or tp is dict:
+        return {"type": "object"}
+    return {}
+
+
+def schema_json(schema: Any) -> dict[str, Any]:
+    """A JSON schema for ``schema``: pydantic's own when available, else built from hints."""
+    if hasattr(schema, "model_json_schema"):
+        return schema.model_json_schema()
+    try:
+        hints = get_type_hints(schema, include_extras=True)
+    except Exception:
+        hints = getattr(schema, "__annotations__", {}) or {}
+    required = sorted(getattr(schema, "__required_keys__", ()))
+    out: dict[str, Any] = {
+        "title": getattr(schema, "__name__", "State"),
+        "type": "object",
+        "properties": {k: {"title": k.replace("_", " ").title(), **_type_schema(v)} for k, v in hints.items()},
+    }
+    if required:
+        out["required"] = required
+    return out

@@ -1,0 +1,55 @@
+"""Compile-time checks of a ``StateGraph``: every message names the bad node or edge."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from stepgraph.constants import END, START
+from stepgraph.errors import GraphDefinitionError
+
+if TYPE_CHECKING:
+    from stepgraph.graph.builder import StateGraph
+
+
+def validate_builder(graph: StateGraph, interrupt: Sequence[str] | None = None) -> None:
+    sources = {s for s, _ in graph.edges}
+    sources.update(s for starts, _ in graph.waiting_edges for s in starts)
+    sources.update(graph.branches)
+    for source in sources:
+        if source not in graph.nodes and source != START:
+            raise GraphDefinitionError(f"Found edge starting at unknown node '{source}'", code="SG120")
+    if START not in sources:
+        raise GraphDefinitionError(
+            "Graph must have an entrypoint: add at least one edge from START to another node",
+            code="SG121", hint="graph.add_edge(START, '<first node>')",
+        )
+    targets = {e for _, e in graph.edges}
+    targets.update(e for _, e in graph.waiting_edges)
+    for start, branches in graph.branches.items():
+        for name, branch in branches.items():
+            if branch.ends is None:
+                continue
+            for end in branch.ends.values():
+                if end not in graph.nodes and end != END:
+                    raise GraphDefinitionError(
+                        f"At '{start}' node, '{name}' branch found unknown target '{end}'",
+                        code="SG122",
+                    )
+                targets.add(end)
+    for name, spec in graph.nodes.items():
+        ends = spec.ends
+        if ends:
+            for end in (ends.keys() if isinstance(ends, dict) else ends):
+                if end not in graph.nodes and end != END:
+                    raise GraphDefinitionError(
+                        f"Node '{name}' declares destination '{end}', which is not a node",
+                        code="SG123",
+                    )
+    for target in targets:
+        if target not in graph.nodes and target != END:
+            raise GraphDefinitionError(f"Found edge ending at unknown node `{target}`", code="SG124")
+    if interrupt:
+        for node in interrupt:
+            if node != "*" and node not in graph.nodes:
+                raise GraphDefinitionError(f"Interrupt node `{node}` not found", code="SG125")
