@@ -222,7 +222,7 @@ def digest_of(x) -> str:
 
 
 def _role(m) -> str:
-    r = _get(m, "role") or _get(m, "type")
+    r = (m.get("role") or m.get("type")) if isinstance(m, dict) else m.type
     return _ROLE.get(r, r)
 
 
@@ -420,7 +420,9 @@ def build_agent(pkg: str, messages_state: bool):
 
     def model(s):
         msgs = s["messages"]
-        n_tool = sum(1 for m in msgs if _role(m) == "tool")
+        # O(1) "model": the history is 1 user message + (assistant, tool) pairs
+        n_tool = (len(msgs) - 1) // 2
+        assert _role(msgs[-1]) in ("tool", "user")
         if n_tool < s["turns"]:
             return {
                 "messages": [

@@ -7,7 +7,6 @@ parameters LangGraph injects by name (``config``, ``runtime``, ``writer``, ``sto
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import inspect
 from collections.abc import Callable
@@ -140,6 +139,7 @@ class NodeFunction:
 
 async def run_sync_in_thread(fn: Callable[..., Any], *args: Any) -> Any:
     """Run ``fn(*args)`` on the shared pool, keeping the context (contextvars) intact."""
+    import asyncio
     import contextvars
 
     from stepgraph.engine.pool import shared_pool

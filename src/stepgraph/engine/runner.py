@@ -7,7 +7,6 @@ thread can never add writes to a task.
 
 from __future__ import annotations
 
-import asyncio
 import contextvars
 import time
 from typing import TYPE_CHECKING, Any
@@ -147,6 +146,8 @@ async def _attempt_async(task: Task) -> None:
 
 
 async def _with_timeout_async(task: Task, policy: Any) -> Any:
+    import asyncio
+
     start = time.monotonic()
     task.last_progress = start
     inner = asyncio.ensure_future(_body_async(task))
@@ -169,6 +170,8 @@ async def _with_timeout_async(task: Task, policy: Any) -> Any:
 
 async def run_task_async(task: Task) -> None:
     """Async twin of ``run_task_sync`` (same retry rules via ``retry_delay``)."""
+    import asyncio
+
     policies = task.retry_policy
     while True:
         try:
@@ -196,5 +199,7 @@ async def run_task_async(task: Task) -> None:
 
 
 def _cancel_requested() -> bool:
+    import asyncio
+
     current = asyncio.current_task()
     return current is not None and current.cancelling() > 0

@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, Any
 from stepgraph.config import ensure_config
 from stepgraph.constants import INTERRUPT
 from stepgraph.engine.context import current_task
-from stepgraph.engine.driver_async import drive_async
 from stepgraph.engine.driver_sync import drive_sync
 from stepgraph.engine.loop import RunLoop
 from stepgraph.stream.output import normalize_modes, shape
@@ -145,6 +144,8 @@ class PregelAPI:
             interrupt_before=interrupt_before, interrupt_after=interrupt_after,
             durability=durability, subgraphs=subgraphs, context=context, version=version,
         )
+        from stepgraph.engine.driver_async import drive_async
+
         async for part in drive_async(run.loop):
             yield shape(part, run.single, run.subgraphs, run.version)
 
@@ -160,6 +161,8 @@ class PregelAPI:
                 interrupt_before=interrupt_before, interrupt_after=interrupt_after,
                 durability=durability, context=context, values_only=True,
             )
+            from stepgraph.engine.driver_async import drive_async
+
             async for _ in drive_async(run.loop):
                 pass
             return _result(run.loop, version)

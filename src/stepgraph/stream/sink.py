@@ -7,11 +7,13 @@ one consumer. A sync consumer waits on a ``threading.Event``; an async one on an
 
 from __future__ import annotations
 
-import asyncio
 import threading
 from collections import deque
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import asyncio
 
 StreamPart = tuple[tuple[str, ...], str, Any]
 """``(namespace, mode, payload)``."""
@@ -59,6 +61,8 @@ class StreamSink:
 
     def async_waiter(self) -> asyncio.Event:
         """Make the sink wake an async consumer on the running loop."""
+        import asyncio
+
         self._loop = asyncio.get_running_loop()
         self._owner = threading.get_ident()
         self._aevent = asyncio.Event()

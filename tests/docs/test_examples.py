@@ -1,0 +1,40 @@
+"""The README quickstart and every script in examples/ run and print what they promise."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = sorted((ROOT / "examples").glob("*.py"))
+
+
+def _run(*args: str) -> str:
+    proc = subprocess.run([sys.executable, *args], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.name)
+def test_example_runs(path: Path) -> None:
+    """Each example exits 0 and prints something."""
+    assert _run(str(path)).strip()
+
+
+def test_agent_loop_answers() -> None:
+    """The agent example calls two tools and answers 43."""
+    out = _run("examples/agent_loop.py")
+    assert "[tools] tool: 42" in out and "The answer is 43." in out
+
+
+def test_readme_python_blocks_run() -> None:
+    """Every ```python block in the README executes without error."""
+    text = (ROOT / "README.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", text, flags=re.S)
+    assert blocks, "README has no python code block"
+    for block in blocks:
+        exec(compile(block, "README.md", "exec"), {"__name__": "__readme__"})

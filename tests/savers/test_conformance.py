@@ -1,0 +1,54 @@
+"""The shipped saver conformance suite, run against every saver stepgraph ships."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from stepgraph.checkpoint.memory import InMemorySaver
+from stepgraph.checkpoint.sqlite import SqliteSaver
+from stepgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+from stepgraph.testing.saver_conformance import SaverConformance
+
+
+class TestInMemorySaver(SaverConformance):
+    @pytest.fixture
+    def saver(self, serde: Any) -> InMemorySaver:
+        return InMemorySaver(serde=serde)
+
+
+class TestSqliteSaver(SaverConformance):
+    @pytest.fixture
+    def saver(self, serde: Any, tmp_path: Any):
+        with SqliteSaver.from_conn_string(str(tmp_path / "cp.db"), serde=serde) as saver:
+            yield saver
+
+
+class TestAsyncSqliteSaver(SaverConformance):
+    @pytest.fixture
+    async def saver(self, serde: Any, tmp_path: Any):
+        async with AsyncSqliteSaver.from_conn_string(str(tmp_path / "cp.db"), serde=serde) as s:
+            yield s
+
+
+@pytest.mark.postgres
+class TestPostgresSaver(SaverConformance):
+    @pytest.fixture
+    def saver(self, serde: Any, pg_dsn: str):
+        from stepgraph.checkpoint.postgres import PostgresSaver
+
+        with PostgresSaver.from_conn_string(pg_dsn, serde=serde) as saver:
+            saver.setup()
+            yield saver
+
+
+@pytest.mark.postgres
+class TestAsyncPostgresSaver(SaverConformance):
+    @pytest.fixture
+    async def saver(self, serde: Any, pg_dsn: str):
+        from stepgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+
+        async with AsyncPostgresSaver.from_conn_string(pg_dsn, serde=serde) as saver:
+            await saver.setup()
+            yield saver

@@ -1,0 +1,55 @@
+"""Shared fixtures for the scenario suite.
+
+Every scenario is written once and runs on both drivers: ``sync`` calls ``graph.invoke`` /
+``graph.stream``; ``async`` calls ``asyncio.run(graph.ainvoke(...))`` and collects
+``graph.astream(...)``. Expected outputs were taken from LangGraph 1.2.22 run as an oracle.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "stepgraph_only: behaviour stepgraph has on purpose and LangGraph lacks"
+    )
+
+
+class Driver:
+    """Runs a compiled graph through the sync or the async API with the same call shape."""
+
+    def __init__(self, mode: str) -> None:
+        self.mode = mode
+
+    @property
+    def is_async(self) -> bool:
+        return self.mode == "async"
+
+    def invoke(self, graph: Any, input: Any, config: Any = None, **kwargs: Any) -> Any:
+        """``graph.invoke`` or ``asyncio.run(graph.ainvoke(...))``."""
+        if self.mode == "sync":
+            return graph.invoke(input, config, **kwargs)
+        return asyncio.run(graph.ainvoke(input, config, **kwargs))
+
+    def stream(self, graph: Any, input: Any, config: Any = None, **kwargs: Any) -> list[Any]:
+        """All chunks of ``graph.stream`` or ``graph.astream``, as a list."""
+        if self.mode == "sync":
+            return list(graph.stream(input, config, **kwargs))
+
+        async def collect() -> list[Any]:
+            return [chunk async for chunk in graph.astream(input, config, **kwargs)]
+
+        return asyncio.run(collect())
+
+    def __repr__(self) -> str:
+        return f"Driver({self.mode!r})"
+
+
+@pytest.fixture(params=["sync", "async"])
+def driver(request: pytest.FixtureRequest) -> Driver:
+    """A ``Driver`` for each of the two run APIs."""
+    return Driver(request.param)
