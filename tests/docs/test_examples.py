@@ -37,4 +37,4 @@ def test_readme_python_blocks_run() -> None:
     blocks = re.findall(r"```python\n(.*?)```", text, flags=re.S)
     assert blocks, "README has no python code block"
     for block in blocks:
-        exec(compile(block, "README.md", "exec"), {"__name__": "__readme__"})
+        exec(compile(block, "README.md", "exec", dont_inherit=True), {"__name__": "__readme__"})

@@ -75,8 +75,19 @@ def _hints(schema: Any) -> dict[str, Any] | None:
         return None
     try:
         hints = get_type_hints(schema, include_extras=True)
-    except Exception:  # forward refs that cannot be resolved: use raw annotations
+    except Exception as exc:  # forward refs that cannot be resolved
         hints = dict(getattr(schema, "__annotations__", {}))
+        unresolved = [k for k, v in hints.items() if isinstance(v, str)]
+        if unresolved:
+            from stepgraph.errors import GraphDefinitionError
+
+            raise GraphDefinitionError(
+                f"Cannot resolve the type hints of {getattr(schema, '__name__', schema)!r} "
+                f"(keys {unresolved}): {exc}",
+                code="SG111",
+                hint="define the schema at module level, or import the names its string "
+                "annotations use in that module",
+            ) from exc
     hints = {k: v for k, v in hints.items() if getattr(v, "__origin__", None) is not ClassVar
              and v is not ClassVar}
     if kind == "pydantic":
