@@ -50,8 +50,10 @@ BlobKey = tuple[str, str, str, str]
 """``(thread_id, checkpoint_ns, channel, version)``."""
 Blob = tuple[str, bytes, str | None]
 """``(type, data, base_version)``; ``base_version`` is set for a delta row."""
-BlobRow = tuple[str, str, str, str, str, bytes, str | None]
-"""``BlobKey + Blob``: one row of the blobs table."""
+BlobRow = tuple[str, str, str, str, str, bytes, str | None, str]
+"""``BlobKey + Blob + (anchor,)``: one row of the blobs table. ``anchor`` is the version of
+the snapshot a delta chain starts from (a snapshot's own version), so a reader can fetch a
+whole chain with one index lookup."""
 CheckpointRow = tuple[str, str, str, str | None, str, bytes, str, bytes]
 """``(thread_id, ns, checkpoint_id, parent_id, type, checkpoint, metadata_type, metadata)``."""
 WriteRow = tuple[str, str, str, str, int, str, str, bytes, str]
@@ -63,6 +65,8 @@ class _Tip:
     """The last list stored for one (thread, ns, channel)."""
 
     version: str
+    anchor: str
+    """Version of the snapshot this list's delta chain starts from."""
     items: list[Any]
     snapshot_bytes: int
     delta_bytes: int
@@ -202,15 +206,15 @@ class SaverCodec:
             key = (thread_id, ns, channel)
             value = values.get(channel, MISSING)
             if value is MISSING:
-                rows.append((thread_id, ns, channel, version, EMPTY, b"", None))
+                rows.append((thread_id, ns, channel, version, EMPTY, b"", None, version))
                 tips.append((key, None))
             elif type(value) is not list:
                 typ, data = dumps(value)
-                rows.append((thread_id, ns, channel, version, typ, data, None))
+                rows.append((thread_id, ns, channel, version, typ, data, None, version))
                 tips.append((key, None))
             else:
                 typ, data, base, tip = self._encode_list(key, version, value)
-                rows.append((thread_id, ns, channel, version, typ, data, base))
+                rows.append((thread_id, ns, channel, version, typ, data, base, tip.anchor))
                 tips.append((key, tip))
         return rows, tips
 
@@ -230,10 +234,10 @@ class SaverCodec:
                 spent = tip.delta_bytes + len(data)
                 budget = max(self.snapshot_ratio * tip.snapshot_bytes, self.min_delta_budget)
                 if spent <= budget:
-                    return typ, data, tip.version, _Tip(version, value.copy(),
-                                                        tip.snapshot_bytes, spent)  # fmt: skip
+                    new = _Tip(version, tip.anchor, value.copy(), tip.snapshot_bytes, spent)
+                    return typ, data, tip.version, new
         typ, data = self.serde.dumps_typed(value)
-        return typ, data, None, _Tip(version, value.copy(), len(data), 0)
+        return typ, data, None, _Tip(version, version, value.copy(), len(data), 0)
 
     def _remember(self, tips: list[tuple[tuple[str, str, str], _Tip | None]]) -> None:
         with self._lock:

@@ -35,7 +35,10 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             type TEXT NOT NULL,
             blob {blob},
             base_version TEXT,
+            anchor TEXT NOT NULL,
             PRIMARY KEY (thread_id, checkpoint_ns, channel, version))""",
+        """CREATE INDEX IF NOT EXISTS sg_checkpoint_blobs_anchor
+            ON sg_checkpoint_blobs (thread_id, checkpoint_ns, channel, anchor)""",
         """CREATE TABLE IF NOT EXISTS sg_checkpoint_writes (
             thread_id TEXT NOT NULL,
             checkpoint_ns TEXT NOT NULL DEFAULT '',
@@ -55,12 +58,11 @@ _CHECKPOINT_COLS = (
     "thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, "
     "type, checkpoint, metadata_type, metadata"
 )
-_BLOB_COLS = "thread_id, checkpoint_ns, channel, version, type, blob, base_version"
+_BLOB_COLS = "thread_id, checkpoint_ns, channel, version, type, blob, base_version, anchor"
 _WRITE_COLS = "thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, blob, task_path"
 _WRITE_KEY = "thread_id, checkpoint_ns, checkpoint_id, task_id, idx"
-_SAME_BLOB = (
-    "b.thread_id = c.thread_id AND b.checkpoint_ns = c.checkpoint_ns "
-    "AND b.channel = c.channel AND b.version = c.version"
+_SAME_CHANNEL = (
+    "b.thread_id = w.thread_id AND b.checkpoint_ns = w.checkpoint_ns AND b.channel = w.channel"
 )
 
 
@@ -86,7 +88,7 @@ class Dialect:
             "metadata = excluded.metadata"
         )
         self.insert_blobs = self.q(
-            f"INSERT INTO sg_checkpoint_blobs ({_BLOB_COLS}) VALUES (?, ?, ?, ?, ?, ?, ?) "
+            f"INSERT INTO sg_checkpoint_blobs ({_BLOB_COLS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
             "ON CONFLICT DO NOTHING"
         )
         self.insert_writes = self.q(
@@ -101,16 +103,16 @@ class Dialect:
         select = f"SELECT {_CHECKPOINT_COLS} FROM sg_checkpoints WHERE thread_id = ? AND checkpoint_ns = ?"
         self.select_latest = self.q(f"{select} ORDER BY checkpoint_id DESC LIMIT 1")
         self.select_checkpoint = self.q(f"{select} AND checkpoint_id = ?")
+        # The wanted versions, then every row of their delta chains (same anchor).
         self.select_blobs = self.q(
-            "WITH RECURSIVE want(thread_id, checkpoint_ns, channel, version) AS ("
+            "WITH want(thread_id, checkpoint_ns, channel, version) AS ("
             + self._keys_table(4)
-            + "), chain(thread_id, checkpoint_ns, channel, version) AS ("
-            "SELECT thread_id, checkpoint_ns, channel, version FROM want UNION "
-            "SELECT b.thread_id, b.checkpoint_ns, b.channel, b.base_version "
-            f"FROM chain c JOIN sg_checkpoint_blobs b ON {_SAME_BLOB} "
-            "WHERE b.base_version IS NOT NULL) "
+            + "), heads AS (SELECT DISTINCT b.thread_id, b.checkpoint_ns, b.channel, b.anchor "
+            f"FROM want w JOIN sg_checkpoint_blobs b ON {_SAME_CHANNEL} "
+            "AND b.version = w.version) "
             "SELECT b.thread_id, b.checkpoint_ns, b.channel, b.version, b.type, b.blob, "
-            f"b.base_version FROM chain c JOIN sg_checkpoint_blobs b ON {_SAME_BLOB}"
+            f"b.base_version FROM heads w JOIN sg_checkpoint_blobs b ON {_SAME_CHANNEL} "
+            "AND b.anchor = w.anchor"
         )
         self.select_writes = self.q(
             "WITH want(thread_id, checkpoint_ns, checkpoint_id) AS ("

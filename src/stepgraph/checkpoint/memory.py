@@ -141,7 +141,7 @@ class InMemorySaver(BaseCheckpointSaver[str]):
         thread_id, ns, checkpoint_id, parent_id, ctype, cdata, mtype, mdata = plan.checkpoint_row
         with self._lock:
             for row in plan.blob_rows:
-                self.blobs.setdefault(row[:4], row[4:])  # type: ignore[arg-type]
+                self.blobs.setdefault(row[:4], row[4:7])  # type: ignore[arg-type]
             self.storage[thread_id].setdefault(ns, {})[checkpoint_id] = (
                 (ctype, cdata),
                 (mtype, mdata),

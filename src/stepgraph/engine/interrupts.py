@@ -30,7 +30,16 @@ def interrupt(value: Any) -> Any:
     if idx < len(task.resume):
         return task.resume[idx]
     loop = task.run
-    iid = interrupt_id_for(task.ns)
+    if loop.checkpointer is None:
+        from stepgraph.errors import StepgraphError
+
+        raise StepgraphError(
+            f"Node '{task.name}' called interrupt() but the graph has no checkpointer, so the "
+            "run could never be resumed.",
+            code="SG320",
+            hint="compile(checkpointer=InMemorySaver()) (or SqliteSaver) and pass a thread_id",
+        )
+    iid = interrupt_id_for(task.ns if idx == 0 else f"{task.ns}#{idx}")
     if loop.resume_map is not None and iid in loop.resume_map:
         resumed = loop.resume_map[iid]
         task.resume.append(resumed)

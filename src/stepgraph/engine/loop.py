@@ -34,7 +34,13 @@ from stepgraph.engine.apply import WriteSource, apply_writes
 from stepgraph.engine.ids import checkpoint_id as new_checkpoint_id
 from stepgraph.engine.input import map_command, map_input
 from stepgraph.engine.saving import SaveOps
-from stepgraph.errors import EmptyInputError, GraphRecursionError, create_error_message, ErrorCode
+from stepgraph.errors import (
+    EmptyInputError,
+    ErrorCode,
+    GraphRecursionError,
+    InvalidUpdateError,
+    create_error_message,
+)
 from stepgraph.stream import events
 
 if TYPE_CHECKING:
@@ -154,6 +160,7 @@ class RunLoop:
             writes, resume = map_command(self, inp)
             if resume is not MISSING:
                 self.saves.require_checkpointer("Command(resume=...)")
+                self._check_resumable(resume)
                 self._set_resume(resume)
             if writes:
                 self._apply_null_writes(writes)
@@ -169,6 +176,8 @@ class RunLoop:
                 )
             self.resuming = True
             self.seen[INTERRUPT] = dict(self.versions)
+            if "checkpoint_id" in self.configurable:
+                self._replay()
             self._emit_resume_values()
             return
         writes = map_input(self.graph, inp)
@@ -192,12 +201,38 @@ class RunLoop:
         self.saves.checkpoint("input", self.step)
         self.step += 1
 
+    def _replay(self) -> None:
+        """Run again from a past checkpoint: fork it, re-execute its pending tasks."""
+        if not planner.plan_tasks(self, for_execution=False):
+            self.status = "done"
+            return
+        self.pending_writes = [w for w in self.pending_writes if w[1] not in (RESUME, INTERRUPT)]
+        self.pending_writes = []
+        self.saves.checkpoint("fork", self.step - 1)
+
     def _apply_null_writes(self, writes: list[tuple[str, Any]]) -> None:
         self.pending_writes = [
             *(w for w in self.pending_writes if w[0] != NULL_TASK_ID),
             *((NULL_TASK_ID, c, v) for c, v in writes),
         ]
         self.saves.task_writes(NULL_TASK_ID, writes, "")
+
+    def _check_resumable(self, resume: Any) -> None:
+        from stepgraph.engine.interrupts import is_resume_map
+
+        pending = {t for t, c, _ in self.pending_writes if c == INTERRUPT}
+        if not pending:
+            raise InvalidUpdateError(
+                "Command(resume=...) was given but the thread has no pending interrupt.",
+                code="SG321",
+                hint="resume only a thread whose last run stopped at interrupt(); "
+                "check graph.get_state(config).interrupts",
+            )
+        if len(pending) > 1 and not is_resume_map(resume):
+            raise RuntimeError(
+                "When there are multiple pending interrupts, you must specify the interrupt id "
+                "when resuming. Pass Command(resume={interrupt_id: value, ...})."
+            )
 
     def _set_resume(self, resume: Any) -> None:
         from stepgraph.engine.interrupts import is_resume_map
@@ -322,7 +357,13 @@ class RunLoop:
 
     def output(self) -> Any:
         """What ``invoke`` returns: the output keys, plus ``__interrupt__`` when paused."""
-        out = self.read(self.output_keys)
+        if self.interrupts:
+            from stepgraph.engine.fresh import read_with_writes
+
+            done = [t for t in self.tasks.values() if not t.interrupts and t.error is None]
+            out = read_with_writes(self, done, self.output_keys)
+        else:
+            out = self.read(self.output_keys)
         if self.interrupts and isinstance(out, dict):
             out = {**out, INTERRUPT: list(self.interrupts)}
         elif self.interrupts and out is None:

@@ -7,6 +7,7 @@ keys are not all plain scalars are rewritten by the codec before packing.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable
 from typing import Any
@@ -64,6 +65,14 @@ class OrmsgpackBackend(Backend):
 
     def unpack(self, data: bytes, ext_hook: ExtHook) -> Any:
         return self._unpackb(data, ext_hook=ext_hook, option=self._unpack_opts)
+
+    def bind(self, default: Default) -> Callable[[Any], bytes]:
+        """``pack`` with ``default`` and the strict options bound (the hot path)."""
+        return functools.partial(self._packb, default=default, option=self._opts)
+
+    def bind_unpack(self, ext_hook: ExtHook) -> Callable[[Any], Any]:
+        """``unpack`` with ``ext_hook`` bound."""
+        return functools.partial(self._unpackb, ext_hook=ext_hook, option=self._unpack_opts)
 
 
 class MsgpackBackend(Backend):

@@ -26,7 +26,7 @@ from enum import Enum
 from typing import Any
 
 from stepgraph.checkpoint.serde import _handlers as h
-from stepgraph.checkpoint.serde._backend import Backend, get_backend
+from stepgraph.checkpoint.serde._backend import Backend, OrmsgpackBackend, get_backend
 from stepgraph.checkpoint.serde.base import (
     SG_CORRUPT,
     SG_NOT_ALLOWED,
@@ -86,7 +86,16 @@ def _too_deep() -> SerializationError:
 class MsgpackCodec:
     """Packs and unpacks values; one per serializer (it caches per-class handlers)."""
 
-    __slots__ = ("registry", "auto_register", "backend", "_ext", "_handlers", "_dataclasses")
+    __slots__ = (
+        "registry",
+        "auto_register",
+        "backend",
+        "_ext",
+        "_packb",
+        "_unpackb",
+        "_handlers",
+        "_dataclasses",
+    )
 
     def __init__(
         self,
@@ -99,8 +108,21 @@ class MsgpackCodec:
         self.auto_register = auto_register
         self.backend = backend if isinstance(backend, Backend) else get_backend(backend)
         self._ext = self.backend.ext
+        self._packb = self._make_packb(self.backend)
+        backend_ = self.backend
+        if isinstance(backend_, OrmsgpackBackend):
+            self._unpackb = backend_.bind_unpack(self._ext_hook)
+        else:
+            self._unpackb = lambda data: backend_.unpack(data, self._ext_hook)
         self._handlers: dict[type, Handler] = dict(h.static_handlers())
         self._dataclasses: dict[type, tuple[frozenset[str], frozenset[str], bool]] = {}
+
+    def _make_packb(self, backend: Backend) -> Callable[[Any], bytes]:
+        if backend.prepare_always:
+            return lambda obj: backend.pack(h.prepare(obj), self._default, True)
+        if isinstance(backend, OrmsgpackBackend):
+            return backend.bind(self._default)
+        return lambda obj: backend.pack(obj, self._default)
 
     def forget(self, cls: type) -> None:
         """Drop the cached handler of ``cls`` (after a codec was registered for it)."""
@@ -118,11 +140,8 @@ class MsgpackCodec:
         return self._ext(code, self.pack(payload))
 
     def pack(self, obj: Any) -> bytes:
-        backend = self.backend
         try:
-            if backend.prepare_always:
-                return backend.pack(h.prepare(obj), self._default, True)
-            return backend.pack(obj, self._default)
+            return self._packb(obj)
         except Exception as exc:
             err = _take()
             if err is not None:
@@ -215,7 +234,7 @@ class MsgpackCodec:
 
     def _unpack(self, data: Any) -> Any:
         try:
-            return self.backend.unpack(data, self._ext_hook)
+            return self._unpackb(data)
         except SerializationError:
             _take()
             raise
@@ -267,9 +286,10 @@ class MsgpackCodec:
 
     def _build(self, code: int, target: Any, arg: Any, tup: list[Any]) -> Any:
         if code == EXT_CONSTRUCTOR_SINGLE_ARG:
-            codec = self.registry.codec_for(target) if isinstance(target, type) else None
-            if codec is not None and codec[1] is not None:
-                return codec[1](arg)
+            if self.registry.has_codecs and isinstance(target, type):
+                codec = self.registry.codec_for(target)
+                if codec is not None and codec[1] is not None:
+                    return codec[1](arg)
             return target(arg)
         if code == EXT_CONSTRUCTOR_POS_ARGS:
             return target(*arg)

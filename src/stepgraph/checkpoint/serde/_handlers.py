@@ -143,14 +143,13 @@ def _counter(c: MsgpackCodec, o: Any) -> Any:
 
 
 def _datetime(c: MsgpackCodec, o: Any) -> Any:
-    from datetime import timezone
-    from zoneinfo import ZoneInfo
-
     tz = o.tzinfo
     tz_type = type(tz)
-    exact = tz is None or tz_type is timezone or tz_type is ZoneInfo
+    exact = tz is None or tz_type is _timezone_cls or tz_type is _ZoneInfo
     if exact and (
-        o.fold or tz_type is ZoneInfo or (tz_type is timezone and len(tz.__getinitargs__()) > 1)
+        o.fold
+        or tz_type is _ZoneInfo
+        or (tz_type is _timezone_cls and len(tz.__getinitargs__()) > 1)
     ):
         fields = {
             "year": o.year, "month": o.month, "day": o.day, "hour": o.hour,
@@ -167,13 +166,10 @@ def _date(c: MsgpackCodec, o: Any) -> Any:
 
 
 def _time(c: MsgpackCodec, o: Any) -> Any:
-    from datetime import timezone
-    from zoneinfo import ZoneInfo
-
     tz = o.tzinfo
-    if tz is not None and type(tz) is not timezone and type(tz) is not ZoneInfo:
+    if tz is not None and type(tz) is not _timezone_cls and type(tz) is not _ZoneInfo:
         offset = o.utcoffset()
-        tz = None if offset is None else timezone(offset)
+        tz = None if offset is None else _timezone_cls(offset)
     fields = {
         "hour": o.hour, "minute": o.minute, "second": o.second,
         "microsecond": o.microsecond, "tzinfo": tz, "fold": o.fold,
@@ -222,11 +218,13 @@ def _pattern(c: MsgpackCodec, o: Any) -> Any:
 
 
 _STATIC: dict[type, Handler] | None = None
+_timezone_cls: Any = None
+_ZoneInfo: Any = None
 
 
 def static_handlers() -> dict[type, Handler]:
     """Handlers of the exact stdlib types (built once, on first use)."""
-    global _STATIC
+    global _STATIC, _timezone_cls, _ZoneInfo
     if _STATIC is not None:
         return _STATIC
     import collections
@@ -239,6 +237,7 @@ def static_handlers() -> dict[type, Handler]:
     import uuid
     import zoneinfo
 
+    _timezone_cls, _ZoneInfo = datetime.timezone, zoneinfo.ZoneInfo
     table: dict[type, Handler] = {
         tuple: _tuple, set: _set, frozenset: _frozenset, int: _big_int, complex: _complex,
         _Pairs: _pairs, _Surrogates: _surrogates,

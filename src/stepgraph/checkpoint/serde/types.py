@@ -252,6 +252,11 @@ class TypeRegistry:
         key = _key_of(cls)
         return self._classes.get(key) is cls or _GLOBAL_CLASSES.get(key) is cls
 
+    @property
+    def has_codecs(self) -> bool:
+        """Whether any custom codec is registered (here or globally)."""
+        return bool(self._codecs) or bool(_GLOBAL_CODECS)
+
     def codec_for(self, cls: type) -> tuple[Encoder | None, Decoder | None] | None:
         """The custom ``(encoder, decoder)`` registered for exactly ``cls``, if any."""
         codec = self._codecs.get(cls)

@@ -1,0 +1,131 @@
+"""Reading a saved checkpoint as a ``StateSnapshot`` (pure: no saver I/O here).
+
+``get_state``, ``get_state_history`` and the ``checkpoints`` stream mode all describe a
+checkpoint the same way: its values, the tasks planned from it (with the writes, errors
+and interrupts saved for them) and the names of the tasks still to run.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from stepgraph.constants import ERROR, INTERRUPT, NULL_TASK_ID, RETURN
+from stepgraph.engine import planner
+from stepgraph.engine.apply import WriteSource, apply_writes
+from stepgraph.engine.fresh import read_with_writes
+from stepgraph.stream.sink import StreamSink
+
+if TYPE_CHECKING:
+    from stepgraph.engine.loop import RunLoop
+    from stepgraph.pregel.main import Pregel
+    from stepgraph.types import StateSnapshot
+
+
+def loop_for(graph: Pregel, config: Any, saver: Any, saved: Any) -> RunLoop:
+    """A loop restored at ``saved`` (for planning only: it never runs a task)."""
+    from stepgraph.engine.loop import RunLoop
+
+    loop = RunLoop(
+        graph, None, {**config, "recursion_limit": 1 << 30}, sink=StreamSink(frozenset()),
+        output_keys=graph.output_channels, stream_keys=graph.stream_keys, checkpointer=saver,
+    )
+    loop.restore(saved)
+    return loop
+
+
+def _config_of(saved: Any) -> dict[str, Any]:
+    configurable = dict(saved.config.get("configurable", {}))
+    return {"configurable": configurable}
+
+
+def snapshot(graph: Pregel, config: Any, saver: Any, saved: Any, *, apply_pending: bool) -> StateSnapshot:
+    """The ``StateSnapshot`` of ``saved`` (``apply_pending``: include finished tasks' writes)."""
+    from stepgraph.types import PregelTask, StateSnapshot
+
+    if saved is None:
+        return StateSnapshot({}, (), config, None, None, None, (), ())
+    loop = loop_for(graph, config, saver, saved)
+    null_writes = [(c, v) for t, c, v in loop.pending_writes if t == NULL_TASK_ID]
+    if null_writes:
+        apply_writes(loop.channels, loop.versions, loop.seen, [WriteSource("__input__", null_writes)],
+                     loop.next_version, graph.trigger_to_nodes, (), ())
+    tasks = planner.plan_tasks(loop, for_execution=True)
+    by_id = {tid: {"writes": [], "error": None, "interrupts": ()} for tid in tasks}
+    for tid, chan, value in loop.pending_writes:
+        info = by_id.get(tid)
+        if info is None:
+            continue
+        if chan == ERROR:
+            info["error"] = value
+        elif chan == INTERRUPT:
+            info["interrupts"] = tuple(value)
+        else:
+            info["writes"].append((chan, value))
+    done = []
+    out_tasks = []
+    keyset = graph.stream_keyset
+    for tid, task in tasks.items():
+        info = by_id[tid]
+        task.writes = [(c, v) for c, v in info["writes"] if c in graph.channels or c == RETURN]
+        result = None
+        if info["writes"] and info["error"] is None and not info["interrupts"]:
+            done.append(task)
+            result = _result(info["writes"], keyset)
+        state = None
+        if task.node.subgraphs:
+            state = {"configurable": {"thread_id": loop.configurable.get("thread_id"), "checkpoint_ns": task.ns}}
+        out_tasks.append(PregelTask(tid, task.name, task.path, info["error"], info["interrupts"], state, result))
+    values = (
+        read_with_writes(loop, done, graph.stream_keys) if apply_pending
+        else loop.read(graph.stream_keys)
+    )
+    next_names = tuple(
+        t.name for t in tasks.values() if not (apply_pending and t in done)
+    )
+    interrupts = tuple(i for t in out_tasks for i in t.interrupts)
+    return StateSnapshot(
+        values=values,
+        next=next_names,
+        config=_config_of(saved),
+        metadata=saved.metadata,
+        created_at=saved.checkpoint.get("ts"),
+        parent_config=saved.parent_config,
+        tasks=tuple(out_tasks),
+        interrupts=interrupts,
+    )
+
+
+def _result(writes: list[tuple[str, Any]], keyset: frozenset[str]) -> Any:
+    out: dict[str, Any] = {}
+    for chan, value in writes:
+        if chan == RETURN:
+            return value
+        if chan in keyset:
+            out[chan] = value
+    return out
+
+
+def checkpoint_payload(loop: RunLoop, ckpt: dict[str, Any], metadata: dict[str, Any], parent_id: str | None) -> dict[str, Any]:
+    """The ``checkpoints`` stream mode payload for a checkpoint the loop just made."""
+    thread_id = loop.configurable.get("thread_id")
+    config = {"configurable": {"thread_id": thread_id, "checkpoint_ns": loop.checkpoint_ns,
+                               "checkpoint_id": ckpt["id"]}}
+    parent = (
+        {"configurable": {"thread_id": thread_id, "checkpoint_ns": loop.checkpoint_ns,
+                          "checkpoint_id": parent_id}}
+        if parent_id else None
+    )
+    saved_step = loop.step
+    try:
+        loop.step += 1
+        tasks = planner.plan_tasks(loop, for_execution=False)
+    finally:
+        loop.step = saved_step
+    return {
+        "config": config,
+        "parent_config": parent,
+        "values": loop.read(loop.stream_keys),
+        "metadata": metadata,
+        "next": [t.name for t in tasks.values()],
+        "tasks": [{"id": t.id, "name": t.name, "interrupts": (), "state": None} for t in tasks.values()],
+    }

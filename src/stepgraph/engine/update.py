@@ -1,0 +1,146 @@
+"""``update_state``: apply an update as if a node had returned it (pure; the caller saves).
+
+The update runs ``as_node``'s *writers* (not its function), so reducers apply and the
+node's edges and routers fire. The result is a new checkpoint with ``source="update"``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from stepgraph.constants import END, ERROR, INPUT, INTERRUPT, NULL_TASK_ID, START
+from stepgraph.engine import planner
+from stepgraph.engine.apply import WriteSource, apply_writes
+from stepgraph.engine.ids import task_id as make_task_id
+from stepgraph.engine.snapshot import loop_for
+from stepgraph.engine.tasks import Task
+from stepgraph.errors import InvalidUpdateError
+
+if TYPE_CHECKING:
+    from stepgraph.engine.loop import RunLoop
+    from stepgraph.pregel.main import Pregel
+
+Result = tuple[dict[str, Any], dict[str, Any], dict[str, Any], dict[str, Any]]
+"""(parent config, checkpoint, metadata, new_versions) to ``put``."""
+
+
+def _apply_pending(loop: RunLoop) -> None:
+    """Keep the effects of finished tasks and null writes saved on the checkpoint."""
+    if not loop.pending_writes:
+        return
+    graph = loop.graph
+    null = [(c, v) for t, c, v in loop.pending_writes if t == NULL_TASK_ID]
+    if null:
+        apply_writes(loop.channels, loop.versions, loop.seen, [WriteSource(INPUT, null)],
+                     loop.next_version, graph.trigger_to_nodes, (), ())
+    tasks = planner.plan_tasks(loop, for_execution=False)
+    for tid, chan, value in loop.pending_writes:
+        if chan in (ERROR, INTERRUPT) or tid not in tasks:
+            continue
+        tasks[tid].writes.append((chan, value))
+    done = [t for t in tasks.values() if t.writes]
+    if done:
+        loop.updated = apply_writes(loop.channels, loop.versions, loop.seen, done, loop.next_version,
+                                    graph.trigger_to_nodes, loop.volatile, loop.finishable)
+
+
+def _infer_as_node(loop: RunLoop, fresh: bool) -> str:
+    graph = loop.graph
+    user_nodes = [n for n in graph.nodes if n != START]
+    if len(user_nodes) == 1:
+        return user_nodes[0]
+    if fresh:
+        return START
+    best: list[str] = []
+    best_version: Any = None
+    for name, seen in loop.seen.items():
+        if name not in graph.nodes or not seen:
+            continue
+        top = max(seen.values())
+        if best_version is None or top > best_version:
+            best, best_version = [name], top
+        elif top == best_version:
+            best.append(name)
+    if not best:
+        return START
+    if len(best) > 1:
+        raise InvalidUpdateError("Ambiguous update, specify as_node", code="SG250",
+                                 hint=f"candidates: {best}")
+    return best[0]
+
+
+def compute_update(
+    graph: Pregel, config: Any, saver: Any, saved: Any, updates: list[Any]
+) -> Result:
+    """The checkpoint after one superstep of ``updates`` (``StateUpdate``-like tuples)."""
+    loop = loop_for(graph, config, saver, saved)
+    fresh = saved is None
+    configurable = config.get("configurable", {})
+    if not fresh and "checkpoint_id" not in configurable:
+        _apply_pending(loop)
+    if len(updates) > 1 and any(u[1] is None for u in updates):
+        raise InvalidUpdateError("as_node is required when applying multiple updates", code="SG251")
+    sources = []
+    source = "update"
+    for i, upd in enumerate(updates):
+        values, as_node = upd[0], upd[1]
+        if as_node is None:
+            as_node = _infer_as_node(loop, fresh)
+        if as_node == END and values is None:
+            if len(updates) > 1:
+                raise InvalidUpdateError("Cannot apply multiple updates when clearing state", code="SG252")
+            pending = planner.plan_tasks(loop, for_execution=False)
+            sources.extend(WriteSource(t.name, [], t.triggers, t.path, t.sort_key) for t in pending.values())
+            continue
+        if as_node == INPUT:
+            from stepgraph.engine.input import map_input
+
+            writes = map_input(graph, values) if values is not None else []
+            if not writes:
+                raise InvalidUpdateError(f"Received no input for {graph.input_channels}", code="SG253")
+            sources.append(WriteSource(INPUT, writes))
+            source = "input"
+            continue
+        node = graph.nodes.get(as_node)
+        if node is None:
+            raise InvalidUpdateError(f"Node {as_node} does not exist", code="SG254",
+                                     hint=f"known nodes: {sorted(graph.nodes)}")
+        if not node.writers:
+            raise InvalidUpdateError(f"Node {as_node} has no writers", code="SG255")
+        tid = make_task_id(loop.checkpoint_id, loop.checkpoint_ns, loop.step, as_node, "update", i)
+        task = Task(tid, as_node, ("__pregel_update", as_node, i), values, node, (INTERRUPT,), loop, loop.step)
+        for writer in node.writers:
+            writer.run(task, values)
+        sources.append(task)
+    loop.updated = apply_writes(loop.channels, loop.versions, loop.seen, sources, loop.next_version,
+                                graph.trigger_to_nodes, loop.volatile, loop.finishable)
+    loop.saves.enabled = True
+    loop.saves.needs_checkpoint = True
+    step = loop.step
+    loop.saves.checkpoint(source, step)
+    ops = loop.saves.take()
+    put = next(op for op in ops if op[0] == "put")
+    parent_config = _parent(config, saved)
+    return parent_config, put[2], put[3], put[4]
+
+
+def _parent(config: Any, saved: Any) -> dict[str, Any]:
+    if saved is not None:
+        return {"configurable": dict(saved.config["configurable"])}
+    configurable = config.get("configurable", {})
+    return {"configurable": {"thread_id": configurable.get("thread_id"),
+                             "checkpoint_ns": configurable.get("checkpoint_ns", "")}}
+
+
+def compute_fork(saved: Any) -> Result:
+    """``as_node="__copy__"``: the same checkpoint again, as a sibling with a new id."""
+    from stepgraph.engine.ids import checkpoint_id
+
+    if saved is None:
+        raise InvalidUpdateError("Cannot copy a non-existent checkpoint", code="SG256")
+    ckpt = dict(saved.checkpoint)
+    ckpt["id"] = checkpoint_id(max(int(saved.metadata.get("step", 0)), 0))
+    metadata = {**saved.metadata, "source": "fork"}
+    parent = saved.parent_config or {"configurable": {
+        k: v for k, v in saved.config["configurable"].items() if k != "checkpoint_id"}}
+    return parent, ckpt, metadata, dict(ckpt.get("channel_versions", {}))

@@ -1,0 +1,128 @@
+"""Thread state API: ``get_state``, ``get_state_history``, ``update_state`` and async twins.
+
+The logic is pure (``engine/snapshot.py``, ``engine/update.py``); these methods only load
+and store through the saver, once with sync calls and once with ``a``-prefixed ones.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator, Sequence
+from typing import TYPE_CHECKING, Any
+
+from stepgraph.config import ensure_config
+from stepgraph.engine.snapshot import snapshot
+from stepgraph.engine.update import compute_fork, compute_update
+from stepgraph.errors import StepgraphError
+
+if TYPE_CHECKING:
+    from stepgraph.pregel.main import Pregel
+    from stepgraph.types import StateSnapshot
+
+_COPY = "__copy__"
+
+
+def _saver(graph: Pregel) -> Any:
+    saver = graph.checkpointer
+    if saver is None or isinstance(saver, bool):
+        raise ValueError("No checkpointer set")
+    return saver
+
+
+def _config(graph: Pregel, config: Any) -> Any:
+    config = ensure_config(graph.config, config)
+    if "thread_id" not in (config.get("configurable") or {}):
+        raise StepgraphError("The config has no 'thread_id'.", code="SG310",
+                             hint='pass {"configurable": {"thread_id": "..."}}')
+    return config
+
+
+def _normalize(supersteps: Sequence[Sequence[Any]]) -> list[list[tuple[Any, Any, Any]]]:
+    if not supersteps:
+        raise ValueError("No supersteps provided")
+    out = []
+    for step in supersteps:
+        if not step:
+            raise ValueError("No updates provided")
+        out.append([(u[0], u[1] if len(u) > 1 else None, u[2] if len(u) > 2 else None) for u in step])
+    return out
+
+
+class StateAPI:
+    """Mixin of ``Pregel``: reading and changing a thread's saved state."""
+
+    def get_state(self: Pregel, config: Any, *, subgraphs: bool = False) -> StateSnapshot:  # type: ignore[misc]
+        """The state at the latest (or the given ``checkpoint_id``) checkpoint of a thread."""
+        saver = _saver(self)
+        config = _config(self, config)
+        saved = saver.get_tuple(config)
+        explicit = "checkpoint_id" in config["configurable"]
+        return snapshot(self, config, saver, saved, apply_pending=not explicit)
+
+    async def aget_state(self: Pregel, config: Any, *, subgraphs: bool = False) -> StateSnapshot:  # type: ignore[misc]
+        saver = _saver(self)
+        config = _config(self, config)
+        saved = await saver.aget_tuple(config)
+        explicit = "checkpoint_id" in config["configurable"]
+        return snapshot(self, config, saver, saved, apply_pending=not explicit)
+
+    def get_state_history(
+        self: Pregel, config: Any, *, filter: dict[str, Any] | None = None,  # type: ignore[misc]
+        before: Any = None, limit: int | None = None,
+    ) -> Iterator[StateSnapshot]:
+        """Snapshots of a thread, newest first."""
+        saver = _saver(self)
+        config = _config(self, config)
+        for saved in saver.list(config, filter=filter, before=before, limit=limit):
+            yield snapshot(self, config, saver, saved, apply_pending=False)
+
+    async def aget_state_history(
+        self: Pregel, config: Any, *, filter: dict[str, Any] | None = None,  # type: ignore[misc]
+        before: Any = None, limit: int | None = None,
+    ) -> AsyncIterator[StateSnapshot]:
+        saver = _saver(self)
+        config = _config(self, config)
+        async for saved in saver.alist(config, filter=filter, before=before, limit=limit):
+            yield snapshot(self, config, saver, saved, apply_pending=False)
+
+    def bulk_update_state(self: Pregel, config: Any, supersteps: Sequence[Sequence[Any]]) -> Any:  # type: ignore[misc]
+        """Apply several supersteps of updates; returns the config of the last checkpoint."""
+        saver = _saver(self)
+        config = _config(self, config)
+        steps = _normalize(supersteps)
+        saved = saver.get_tuple(config)
+        for updates in steps:
+            result = _compute(self, config, saver, saved, updates)
+            new_config = saver.put(*result)
+            saved = saver.get_tuple(new_config)
+            config = new_config
+        return config
+
+    async def abulk_update_state(self: Pregel, config: Any, supersteps: Sequence[Sequence[Any]]) -> Any:  # type: ignore[misc]
+        saver = _saver(self)
+        config = _config(self, config)
+        steps = _normalize(supersteps)
+        saved = await saver.aget_tuple(config)
+        for updates in steps:
+            result = _compute(self, config, saver, saved, updates)
+            new_config = await saver.aput(*result)
+            saved = await saver.aget_tuple(new_config)
+            config = new_config
+        return config
+
+    def update_state(self: Pregel, config: Any, values: Any, as_node: str | None = None,  # type: ignore[misc]
+                     task_id: str | None = None) -> Any:
+        """Apply ``values`` as if ``as_node`` returned them; returns the new checkpoint's config."""
+        return self.bulk_update_state(config, [[(values, as_node, task_id)]])
+
+    async def aupdate_state(self: Pregel, config: Any, values: Any, as_node: str | None = None,  # type: ignore[misc]
+                            task_id: str | None = None) -> Any:
+        return await self.abulk_update_state(config, [[(values, as_node, task_id)]])
+
+
+def _compute(graph: Pregel, config: Any, saver: Any, saved: Any, updates: list[tuple[Any, Any, Any]]) -> Any:
+    if any(u[1] == _COPY for u in updates):
+        if len(updates) > 1:
+            raise ValueError("Cannot copy checkpoint with multiple updates")
+        return compute_fork(saved)
+    parent, ckpt, metadata, new_versions = compute_update(graph, config, saver, saved, updates)
+    return parent, ckpt, metadata, new_versions
