@@ -25,6 +25,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from stepgraph.checkpoint._concat import MSGPACK, encodes_plain_arrays, join_arrays
 from stepgraph.checkpoint.base import (
     ChannelVersions,
     Checkpoint,
@@ -146,6 +147,7 @@ class SaverCodec:
         self.snapshot_ratio = snapshot_ratio
         self.min_delta_budget = min_delta_budget
         self.max_tips = max_tips
+        self._plain_arrays = encodes_plain_arrays(serde)
         self._tips: OrderedDict[tuple[str, str, str], _Tip] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -315,6 +317,10 @@ class SaverCodec:
         loads = self.serde.loads_typed
         if len(parts) == 1:
             return loads(parts[0])
+        if self._plain_arrays and all(typ == MSGPACK for typ, _ in parts):
+            joined = join_arrays([data for _, data in reversed(parts)])
+            if joined is not None:
+                return loads((MSGPACK, joined))
         value = list(loads(parts[-1]))
         for part in reversed(parts[:-1]):
             value.extend(loads(part))

@@ -44,13 +44,13 @@ async def drive_async(loop: RunLoop) -> AsyncIterator[StreamPart]:
             for part in sink.drain():
                 yield part
     finally:
-        await _flush(loop)
+        await _flush(loop, final=True)
     for part in sink.drain():
         yield part
 
 
-async def _flush(loop: RunLoop) -> None:
-    ops = loop.saves.take()
+async def _flush(loop: RunLoop, *, final: bool = False) -> None:
+    ops = loop.saves.take(final=final)
     if ops:
         await perform_async(loop.checkpointer, ops)
 

@@ -42,12 +42,12 @@ def drive_sync(loop: RunLoop, *, live: bool = False) -> Iterator[StreamPart]:
             _flush(loop)
             yield from sink.drain()
     finally:
-        _flush(loop)
+        _flush(loop, final=True)
     yield from sink.drain()
 
 
-def _flush(loop: RunLoop) -> None:
-    ops = loop.saves.take()
+def _flush(loop: RunLoop, *, final: bool = False) -> None:
+    ops = loop.saves.take(final=final)
     if ops:
         perform_sync(loop.checkpointer, ops)
 

@@ -176,6 +176,7 @@ class RunLoop:
                 )
             self.resuming = True
             self.seen[INTERRUPT] = dict(self.versions)
+            self._apply_saved_null_writes()
             if "checkpoint_id" in self.configurable:
                 self._replay()
             self._emit_resume_values()
@@ -211,11 +212,24 @@ class RunLoop:
         self.saves.checkpoint("fork", self.step - 1)
 
     def _apply_null_writes(self, writes: list[tuple[str, Any]]) -> None:
-        self.pending_writes = [
-            *(w for w in self.pending_writes if w[0] != NULL_TASK_ID),
-            *((NULL_TASK_ID, c, v) for c, v in writes),
-        ]
+        """Apply a Command input's writes now; saved as pending writes until the next step."""
         self.saves.task_writes(NULL_TASK_ID, writes, "")
+        self.pending_writes = [w for w in self.pending_writes if w[0] != NULL_TASK_ID]
+        updated = apply_writes(
+            self.channels, self.versions, self.seen, [WriteSource(INPUT, writes)],
+            self.next_version, self.graph.trigger_to_nodes, (), (),
+        )
+        self.updated = updated if self.updated is None else self.updated | updated
+
+    def _apply_saved_null_writes(self) -> None:
+        null = [(c, v) for t, c, v in self.pending_writes if t == NULL_TASK_ID]
+        if null:
+            self.pending_writes = [w for w in self.pending_writes if w[0] != NULL_TASK_ID]
+            updated = apply_writes(
+                self.channels, self.versions, self.seen, [WriteSource(INPUT, null)],
+                self.next_version, self.graph.trigger_to_nodes, (), (),
+            )
+            self.updated = updated if self.updated is None else self.updated | updated
 
     def _check_resumable(self, resume: Any) -> None:
         from stepgraph.engine.interrupts import is_resume_map

@@ -41,9 +41,25 @@ class SaveOps:
         if not self.enabled:
             raise RuntimeError(f"Cannot use {what} without checkpointer")
 
-    def take(self) -> list[Op]:
+    def take(self, *, final: bool = False) -> list[Op]:
+        """The queued saver calls to perform now (``durability="exit"``: only at the end)."""
+        if self.loop.durability == "exit":
+            if not final:
+                return []
+            return self._exit_ops()
         ops, self.ops = self.ops, []
         return ops
+
+    def _exit_ops(self) -> list[Op]:
+        """Only the last checkpoint (stored whole, without a parent) and the writes after it."""
+        ops, self.ops = self.ops, []
+        last = max((i for i, op in enumerate(ops) if op[0] == "put"), default=None)
+        if last is None:
+            return ops
+        _, config, ckpt, metadata, _ = ops[last]
+        configurable = {k: v for k, v in config["configurable"].items() if k != "checkpoint_id"}
+        put = ("put", {"configurable": configurable}, ckpt, metadata, dict(ckpt["channel_versions"]))
+        return [put, *ops[last + 1:]]
 
     # -- checkpoints ------------------------------------------------------------------------
     def checkpoint(self, source: str, step: int) -> None:

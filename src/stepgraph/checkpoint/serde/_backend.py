@@ -94,9 +94,7 @@ class MsgpackBackend(Backend):
         )
 
     def unpack(self, data: bytes, ext_hook: ExtHook) -> Any:
-        return self._unpackb(
-            data, ext_hook=ext_hook, raw=False, strict_map_key=False, timestamp=0
-        )
+        return self._unpackb(data, ext_hook=ext_hook, raw=False, strict_map_key=False, timestamp=0)
 
 
 _BACKENDS: dict[str, type[Backend]] = {"ormsgpack": OrmsgpackBackend, "msgpack": MsgpackBackend}

@@ -39,7 +39,6 @@ from stepgraph.checkpoint.serde.types import (
     EXT_CONSTRUCTOR_SINGLE_ARG,
     EXT_METHOD_SINGLE_ARG,
     EXT_NUMPY_ARRAY,
-    EXT_PYDANTIC_V1,
     EXT_PYDANTIC_V2,
     SAFE_METHODS,
     SerializedException,
@@ -265,9 +264,7 @@ class MsgpackCodec:
             )
         tup = self._unpack(data)
         if type(tup) is not list or len(tup) < 3:
-            raise SerializationError(
-                f"Corrupt extension payload (code {code}).", code=SG_CORRUPT
-            )
+            raise SerializationError(f"Corrupt extension payload (code {code}).", code=SG_CORRUPT)
         module, name, arg = tup[0], tup[1], tup[2]
         target = self.registry.resolve(module, name)
         try:
@@ -323,7 +320,7 @@ class MsgpackCodec:
             fields = dataclasses.fields(cls)
             init = frozenset(f.name for f in fields if f.init)
             later = frozenset(f.name for f in fields if not f.init)
-            generated = getattr(cls, "__dataclass_params__").init
+            generated = cls.__dataclass_params__.init
             info = self._dataclasses[cls] = (init, later, generated)
         init, later, generated = info
         if not generated:  # user-written __init__: restore the fields directly
@@ -337,4 +334,3 @@ class MsgpackCodec:
         for key in later.intersection(kwargs):
             object.__setattr__(obj, key, kwargs[key])
         return obj
-

@@ -246,7 +246,6 @@ def _apply_allowlist(registry: TypeRegistry, extra: AllowList | Literal[True] | 
             registry.allow_names((".".join(item[:-1]), item[-1]))
         else:
             raise SerializationError(
-                f"Cannot allow {item!r}: expected a class, a (module, name) pair or a module "
-                "name.",
+                f"Cannot allow {item!r}: expected a class, a (module, name) pair or a module name.",
                 code=SG_CONFIG,
             )
