@@ -165,7 +165,11 @@ def fmt_ms(rep) -> str:
         return "—"
     if rep["status"] == "ok":
         v = rep["wall_median_ms"]
-        return f"{v:.3g}" if v < 10 else f"{v:,.0f}" if v >= 1000 else f"{v:.1f}"
+        if v < 1:
+            return f"{v:.3f}"
+        if v < 10:
+            return f"{v:.2f}"
+        return f"{v:.1f}" if v < 1000 else f"{v:,.0f}"
     return rep["status"]
 
 
@@ -257,6 +261,7 @@ def render(results: dict, names: list[str], have_lg: bool) -> str:
         lines.extend(extra_rows)
         lines.append("")
     for (pkg, status, reason), ns in failures.items():
+        reason = " ".join(reason.split())  # keep each note on one Markdown line
         notes.append(f"[{pkg}] **{status}** ({', '.join(ns)}): {reason}")
     if notes:
         lines.append("### Notes\n")
@@ -351,6 +356,16 @@ def main(argv=None) -> int:
         f"a {budget:g}s budget), median wall-clock ms; each workload in a fresh process"
         + (" [--quick]" if a.quick else "")
     )
+    load = os.getloadavg()[0]
+    ncpu = os.cpu_count() or 1
+    header.append(
+        f"- load average at start {load:.2f} on {ncpu} CPUs"
+        + (
+            " — **machine busy: wall times are inflated; compare the cpu speedup column**"
+            if load > 0.5 * ncpu
+            else ""
+        )
+    )
     header.append("")
     header.append("")
     run_pkgs = [p for p in wanted if have.get(p)]
@@ -377,7 +392,7 @@ def main(argv=None) -> int:
     total = time.perf_counter() - t_start
 
     print("\n".join(header) + render(results, names, have_lg="langgraph" in run_pkgs))
-    print(f"_total benchmark time {total:.0f}s_")
+    print(f"_total benchmark time {total:.0f}s, load average at end {os.getloadavg()[0]:.2f}_")
     if a.json:
         with open(a.json, "w") as f:
             json.dump({"repeat": repeat, "quick": a.quick, "results": results}, f, indent=1)

@@ -13,7 +13,6 @@ from typing import (
     Literal,
     NamedTuple,
     TypeVar,
-    Union,
 )
 
 from stepgraph.constants import OVERWRITE_KEY as _OVERWRITE_KEY
@@ -55,7 +54,7 @@ Durability = Literal["sync", "async", "exit"]
 StreamWriter = Callable[[Any], None]
 """Writes one chunk to the ``custom`` stream."""
 
-Checkpointer = Union[None, bool, Any]
+Checkpointer = None | bool | Any
 """``None`` inherits the parent's saver, ``True`` keeps its own history, ``False`` disables it."""
 
 

@@ -45,6 +45,29 @@ class Driver:
 
         return asyncio.run(collect())
 
+    def stream_partial(
+        self, graph: Any, input: Any, config: Any = None, **kwargs: Any
+    ) -> tuple[list[Any], BaseException | None]:
+        """Chunks streamed before the run ended, and the exception that ended it (or None)."""
+        chunks: list[Any] = []
+        if self.mode == "sync":
+            try:
+                for chunk in graph.stream(input, config, **kwargs):
+                    chunks.append(chunk)
+            except Exception as exc:
+                return chunks, exc
+            return chunks, None
+
+        async def collect() -> BaseException | None:
+            try:
+                async for chunk in graph.astream(input, config, **kwargs):
+                    chunks.append(chunk)
+            except Exception as exc:
+                return exc
+            return None
+
+        return chunks, asyncio.run(collect())
+
     def __repr__(self) -> str:
         return f"Driver({self.mode!r})"
 

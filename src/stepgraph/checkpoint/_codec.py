@@ -66,6 +66,7 @@ class _Tip:
     """The last list stored for one (thread, ns, channel)."""
 
     version: str
+    """Stored version (deltas are only made from string versions, which sort bytewise)."""
     anchor: str
     """Version of the snapshot this list's delta chain starts from."""
     items: list[Any]
@@ -130,6 +131,11 @@ class ListQuery:
         return not self.filter or all(
             metadata.get(k, MISSING) == v for k, v in self.filter.items()
         )
+
+
+def _newer(version: str, than: str) -> bool:
+    """True when ``version`` sorts after ``than`` as fixed-width version strings."""
+    return len(version) == len(than) and version > than
 
 
 class SaverCodec:
@@ -225,7 +231,7 @@ class SaverCodec:
     ) -> tuple[str, bytes, str | None, _Tip]:
         with self._lock:
             tip = self._tips.get(key)
-        if tip is not None and tip.version != version:
+        if tip is not None and _newer(version, tip.version):
             n = len(tip.items)
             try:
                 extends = len(value) >= n and value[:n] == tip.items

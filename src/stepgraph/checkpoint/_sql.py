@@ -1,7 +1,8 @@
 """SQL text for the SQLite and PostgreSQL savers, written once.
 
-Statements use ``?`` placeholders and ``{blob}`` for the binary column type; a ``Dialect``
-renders them for its database. Table names carry an ``sg_`` prefix so that stepgraph never
+Statements use ``?`` placeholders; DDL uses ``{blob}`` (binary type), ``{key}`` (a text type
+that sorts bytewise: versions and checkpoint ids are compared with ``<``) and ``{rowid}``
+(SQLite tables keyed by their primary key only). A ``Dialect`` renders them for its database. Table names carry an ``sg_`` prefix so that stepgraph never
 reads or migrates LangGraph's own ``checkpoints`` tables in a shared database.
 """
 
@@ -20,25 +21,23 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         """CREATE TABLE IF NOT EXISTS sg_checkpoints (
             thread_id TEXT NOT NULL,
             checkpoint_ns TEXT NOT NULL DEFAULT '',
-            checkpoint_id TEXT NOT NULL,
+            checkpoint_id {key} NOT NULL,
             parent_checkpoint_id TEXT,
             type TEXT NOT NULL,
             checkpoint {blob} NOT NULL,
             metadata_type TEXT NOT NULL,
             metadata {blob} NOT NULL,
-            PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id))""",
+            PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id)){rowid}""",
         """CREATE TABLE IF NOT EXISTS sg_checkpoint_blobs (
             thread_id TEXT NOT NULL,
             checkpoint_ns TEXT NOT NULL DEFAULT '',
             channel TEXT NOT NULL,
-            version TEXT NOT NULL,
+            version {key} NOT NULL,
             type TEXT NOT NULL,
             blob {blob},
             base_version TEXT,
             anchor TEXT NOT NULL,
-            PRIMARY KEY (thread_id, checkpoint_ns, channel, version))""",
-        """CREATE INDEX IF NOT EXISTS sg_checkpoint_blobs_anchor
-            ON sg_checkpoint_blobs (thread_id, checkpoint_ns, channel, anchor)""",
+            PRIMARY KEY (thread_id, checkpoint_ns, channel, version)){rowid}""",
         """CREATE TABLE IF NOT EXISTS sg_checkpoint_writes (
             thread_id TEXT NOT NULL,
             checkpoint_ns TEXT NOT NULL DEFAULT '',
@@ -49,7 +48,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             type TEXT NOT NULL,
             blob {blob} NOT NULL,
             task_path TEXT NOT NULL DEFAULT '',
-            PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id, task_id, idx))""",
+            PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id, task_id, idx)){rowid}""",
     ),
 )
 """Schema versions; migration ``v`` runs once and is recorded in ``sg_checkpoint_migrations``."""
@@ -69,12 +68,14 @@ _SAME_CHANNEL = (
 class Dialect:
     """Renders the shared SQL for one database."""
 
-    def __init__(self, name: str, *, placeholder: str, blob_type: str, lock_sql: str | None):
+    def __init__(
+        self, name: str, *, placeholder: str, ddl: dict[str, str], lock_sql: str | None
+    ) -> None:
         self.name = name
         self.placeholder = placeholder
         self.lock_sql = lock_sql
         """Statement that serializes concurrent migrations (SQLite: ``BEGIN IMMEDIATE`` does)."""
-        self.migrations = tuple(tuple(s.format(blob=blob_type) for s in m) for m in MIGRATIONS)
+        self.migrations = tuple(tuple(s.format(**ddl) for s in m) for m in MIGRATIONS)
         self.create_migrations = (
             "CREATE TABLE IF NOT EXISTS sg_checkpoint_migrations (v INTEGER PRIMARY KEY)"
         )
@@ -103,16 +104,18 @@ class Dialect:
         select = f"SELECT {_CHECKPOINT_COLS} FROM sg_checkpoints WHERE thread_id = ? AND checkpoint_ns = ?"
         self.select_latest = self.q(f"{select} ORDER BY checkpoint_id DESC LIMIT 1")
         self.select_checkpoint = self.q(f"{select} AND checkpoint_id = ?")
-        # The wanted versions, then every row of their delta chains (same anchor).
+        # The wanted versions with every row of their delta chains: a chain's versions lie
+        # between its anchor (snapshot) and its head, so one primary-key range scan finds it.
         self.select_blobs = self.q(
             "WITH want(thread_id, checkpoint_ns, channel, version) AS ("
             + self._keys_table(4)
-            + "), heads AS (SELECT DISTINCT b.thread_id, b.checkpoint_ns, b.channel, b.anchor "
-            f"FROM want w JOIN sg_checkpoint_blobs b ON {_SAME_CHANNEL} "
-            "AND b.version = w.version) "
+            + "), heads AS (SELECT b.thread_id, b.checkpoint_ns, b.channel, b.anchor, "
+            f"MAX(b.version) AS head FROM want w JOIN sg_checkpoint_blobs b ON {_SAME_CHANNEL} "
+            "AND b.version = w.version "
+            "GROUP BY b.thread_id, b.checkpoint_ns, b.channel, b.anchor) "
             "SELECT b.thread_id, b.checkpoint_ns, b.channel, b.version, b.type, b.blob, "
             f"b.base_version FROM heads w JOIN sg_checkpoint_blobs b ON {_SAME_CHANNEL} "
-            "AND b.anchor = w.anchor"
+            "AND b.version >= w.anchor AND b.version <= w.head AND b.anchor = w.anchor"
         )
         self.select_writes = self.q(
             "WITH want(thread_id, checkpoint_ns, checkpoint_id) AS ("
@@ -167,10 +170,15 @@ class Dialect:
         return self.q(sql), params
 
 
-SQLITE = Dialect("sqlite", placeholder="?", blob_type="BLOB", lock_sql=None)
+SQLITE = Dialect(
+    "sqlite",
+    placeholder="?",
+    ddl={"blob": "BLOB", "key": "TEXT", "rowid": " WITHOUT ROWID"},
+    lock_sql=None,
+)
 POSTGRES = Dialect(
     "postgres",
     placeholder="%s",
-    blob_type="BYTEA",
+    ddl={"blob": "BYTEA", "key": 'TEXT COLLATE "C"', "rowid": ""},
     lock_sql="SELECT pg_advisory_xact_lock(7362004100)",
 )

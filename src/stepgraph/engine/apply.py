@@ -51,6 +51,44 @@ def apply_writes(
     those are visited besides the written ones, so a step costs what changed in it.
     """
     ordered = sorted(tasks, key=_sort_key)
+    bump_step = _mark_seen(ordered, versions, versions_seen)
+    new_version = next_version(max(versions.values()) if versions else None)
+
+    consumed = {c for t in ordered for c in t.triggers if c not in RESERVED and c in channels}
+    for chan in consumed:
+        if channels[chan].consume():
+            versions[chan] = new_version
+
+    grouped = _group_writes(ordered, channels, step)
+    updated: set[str] = set()
+    for chan, values in grouped.items():
+        ch = channels[chan]
+        if _update(ch, chan, values):
+            versions[chan] = new_version
+            if ch.is_available():
+                updated.add(chan)
+
+    if bump_step:
+        for chan in volatile:
+            if chan not in grouped:
+                _bump(channels[chan], chan, channels[chan].update, _EMPTY, versions, new_version, updated)
+        if updated.isdisjoint(trigger_to_nodes):
+            for chan in finishable:
+                _bump(channels[chan], chan, channels[chan].finish, None, versions, new_version, updated)
+    return updated
+
+
+def _bump(ch: Any, chan: str, fn: Any, arg: Any, versions: dict[str, Any], new_version: Any,
+          updated: set[str]) -> None:
+    if arg is not None and not ch.is_available():
+        return
+    if fn(arg) if arg is not None else fn():
+        versions[chan] = new_version
+        if ch.is_available():
+            updated.add(chan)
+
+
+def _mark_seen(ordered: list[Any], versions: dict[str, Any], versions_seen: dict[str, dict[str, Any]]) -> bool:
     bump_step = False
     for task in ordered:
         if task.triggers:
@@ -61,13 +99,10 @@ def apply_writes(
             for chan in task.triggers:
                 if chan in versions:
                     seen[chan] = versions[chan]
-    new_version = next_version(max(versions.values()) if versions else None)
+    return bump_step
 
-    consumed = {c for t in ordered for c in t.triggers if c not in RESERVED and c in channels}
-    for chan in consumed:
-        if channels[chan].consume():
-            versions[chan] = new_version
 
+def _group_writes(ordered: list[Any], channels: Mapping[str, Any], step: int | None) -> dict[str, list[Any]]:
     grouped: dict[str, list[Any]] = {}
     for task in ordered:
         for chan, value in task.writes:
@@ -85,32 +120,7 @@ def apply_writes(
                 grouped[chan] = [value]
             else:
                 lst.append(value)
-
-    updated: set[str] = set()
-    for chan, values in grouped.items():
-        ch = channels[chan]
-        if _update(ch, chan, values):
-            versions[chan] = new_version
-            if ch.is_available():
-                updated.add(chan)
-
-    if bump_step:
-        for chan in volatile:
-            if chan in grouped:
-                continue
-            ch = channels[chan]
-            if ch.is_available() and ch.update(_EMPTY):
-                versions[chan] = new_version
-                if ch.is_available():
-                    updated.add(chan)
-        if updated.isdisjoint(trigger_to_nodes):
-            for chan in finishable:
-                ch = channels[chan]
-                if ch.finish():
-                    versions[chan] = new_version
-                    if ch.is_available():
-                        updated.add(chan)
-    return updated
+    return grouped
 
 
 def _sort_key(task: Any) -> str:

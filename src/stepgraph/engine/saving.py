@@ -8,7 +8,7 @@ pays nothing for durability.
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from stepgraph.constants import MISSING, NULL_TASK_ID
@@ -69,7 +69,7 @@ class SaveOps:
         loop.checkpoint_id = loop.new_checkpoint_id()
         if not self.needs_checkpoint:
             return
-        ts = datetime.now(timezone.utc).isoformat()
+        ts = datetime.now(UTC).isoformat()
         loop.checkpoint_ts = ts
         ckpt = self.build(ts)
         metadata = {"source": source, "step": step, "parents": self._parents()}

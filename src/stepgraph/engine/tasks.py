@@ -11,8 +11,8 @@ from stepgraph.engine.ids import path_sort_key
 
 if TYPE_CHECKING:
     from stepgraph.config import RunnableConfig
-    from stepgraph.engine.node import PregelNode
     from stepgraph.engine.loop import RunLoop as RunContext
+    from stepgraph.engine.node import PregelNode
     from stepgraph.runtime import Runtime
     from stepgraph.types import Interrupt, RetryPolicy, TimeoutPolicy
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from stepgraph.constants import ERROR, INTERRUPT, RETURN
@@ -13,7 +13,7 @@ if TYPE_CHECKING:
 
 
 def _now() -> str:
-    return datetime.now(timezone.utc).isoformat()
+    return datetime.now(UTC).isoformat()
 
 
 def update_payload(loop: RunLoop, task: Task) -> Any:

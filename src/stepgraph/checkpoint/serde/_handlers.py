@@ -344,6 +344,9 @@ def _safe_repr(o: Any) -> str:
         return f"{type(o).__name__}(<unrepresentable>)"
 
 
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
 def exception_handler(c: MsgpackCodec, o: BaseException) -> Any:
     """Builtin and registered exception classes keep their class; others become a stand-in."""
     cls = type(o)
@@ -352,7 +355,8 @@ def exception_handler(c: MsgpackCodec, o: BaseException) -> Any:
         try:
             return c.ext(POS, [module, name, list(o.args)])
         except SerializationError:  # unserializable args: keep their text
-            return c.ext(POS, [module, name, [_safe_repr(a) for a in o.args]])
+            args = [a if type(a) in _SCALARS else _safe_repr(a) for a in o.args]
+            return c.ext(POS, [module, name, args])
     return c.ext(POS, [_TYPES, "SerializedException", [f"{module}.{name}", _safe_repr(o)]])
 
 
