@@ -1,46 +1,15 @@
-"""Saver fixtures: a serializer, per-test PostgreSQL schemas (skipped when unreachable)."""
+"""Saver fixtures: per-test PostgreSQL schemas, skipped cleanly when PostgreSQL is unreachable."""
 
 from __future__ import annotations
 
-import json
 import os
 import uuid
 from collections.abc import Iterator
-from typing import Any
 
 import pytest
 
 PG_BASE = os.environ.get("STEPGRAPH_TEST_PG", "postgresql://postgres@127.0.0.1:5432/test")
 _pg_state: dict[str, str | None] = {}
-
-
-class TempJsonSerializer:
-    """Stand-in for JsonPlusSerializer while it is not available (JSON, bytes, None)."""
-
-    def dumps_typed(self, obj: Any) -> tuple[str, bytes]:
-        if obj is None:
-            return "null", b""
-        if isinstance(obj, bytes):
-            return "bytes", obj
-        return "json", json.dumps(obj, separators=(",", ":")).encode()
-
-    def loads_typed(self, data: tuple[str, bytes]) -> Any:
-        typ, raw = data
-        return None if typ == "null" else raw if typ == "bytes" else json.loads(raw)
-
-
-def make_serde() -> Any:
-    """JsonPlusSerializer when it exists, else the temporary JSON serializer."""
-    try:
-        from stepgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
-    except ImportError:
-        return TempJsonSerializer()
-    return JsonPlusSerializer()
-
-
-@pytest.fixture
-def serde() -> Any:
-    return make_serde()
 
 
 def _pg_unreachable() -> str | None:

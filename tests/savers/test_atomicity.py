@@ -40,15 +40,15 @@ def count_rows(saver: Any, table: str) -> int:
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def saver(request: pytest.FixtureRequest, serde: Any, tmp_path: Any) -> Iterator[Any]:
+def saver(request: pytest.FixtureRequest, tmp_path: Any) -> Iterator[Any]:
     if request.param == "sqlite":
-        with SqliteSaver.from_conn_string(str(tmp_path / "a.db"), serde=serde) as s:
+        with SqliteSaver.from_conn_string(str(tmp_path / "a.db")) as s:
             yield s
         return
     from stepgraph.checkpoint.postgres import PostgresSaver
 
     dsn = request.getfixturevalue("pg_dsn")
-    with PostgresSaver.from_conn_string(dsn, serde=serde) as s:
+    with PostgresSaver.from_conn_string(dsn) as s:
         yield s
 
 
@@ -59,7 +59,9 @@ def test_failed_put_leaves_no_rows_and_no_delta_base(saver: Any, monkeypatch: An
     blobs_before = count_rows(saver, "sg_checkpoint_blobs")
     second, new = next_checkpoint(saver, first, {"m": [1, 2], "other": "b"})
     transact = saver._transact
-    monkeypatch.setattr(saver, "_transact", lambda flow, write: transact(crash_after_blobs(flow), write))
+    monkeypatch.setattr(
+        saver, "_transact", lambda flow, write: transact(crash_after_blobs(flow), write)
+    )
     with pytest.raises(Crash):
         saver.put(config, second, {}, new)
     monkeypatch.undo()

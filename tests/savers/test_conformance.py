@@ -14,31 +14,31 @@ from stepgraph.testing.saver_conformance import SaverConformance
 
 class TestInMemorySaver(SaverConformance):
     @pytest.fixture
-    def saver(self, serde: Any) -> InMemorySaver:
-        return InMemorySaver(serde=serde)
+    def saver(self) -> InMemorySaver:
+        return InMemorySaver()
 
 
 class TestSqliteSaver(SaverConformance):
     @pytest.fixture
-    def saver(self, serde: Any, tmp_path: Any):
-        with SqliteSaver.from_conn_string(str(tmp_path / "cp.db"), serde=serde) as saver:
+    def saver(self, tmp_path: Any):
+        with SqliteSaver.from_conn_string(str(tmp_path / "cp.db")) as saver:
             yield saver
 
 
 class TestAsyncSqliteSaver(SaverConformance):
     @pytest.fixture
-    async def saver(self, serde: Any, tmp_path: Any):
-        async with AsyncSqliteSaver.from_conn_string(str(tmp_path / "cp.db"), serde=serde) as s:
+    async def saver(self, tmp_path: Any):
+        async with AsyncSqliteSaver.from_conn_string(str(tmp_path / "cp.db")) as s:
             yield s
 
 
 @pytest.mark.postgres
 class TestPostgresSaver(SaverConformance):
     @pytest.fixture
-    def saver(self, serde: Any, pg_dsn: str):
+    def saver(self, pg_dsn: str):
         from stepgraph.checkpoint.postgres import PostgresSaver
 
-        with PostgresSaver.from_conn_string(pg_dsn, serde=serde) as saver:
+        with PostgresSaver.from_conn_string(pg_dsn) as saver:
             saver.setup()
             yield saver
 
@@ -46,9 +46,9 @@ class TestPostgresSaver(SaverConformance):
 @pytest.mark.postgres
 class TestAsyncPostgresSaver(SaverConformance):
     @pytest.fixture
-    async def saver(self, serde: Any, pg_dsn: str):
+    async def saver(self, pg_dsn: str):
         from stepgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 
-        async with AsyncPostgresSaver.from_conn_string(pg_dsn, serde=serde) as saver:
+        async with AsyncPostgresSaver.from_conn_string(pg_dsn) as saver:
             await saver.setup()
             yield saver

@@ -18,10 +18,10 @@ def _message(role: str, turn: int) -> dict[str, Any]:
     return {"role": role, "id": f"{role}-{turn}", "content": f"{role} turn {turn} " + "x" * 48}
 
 
-def test_500_turn_chat_stores_at_most_3x_the_final_list(tmp_path: Path, serde: Any) -> None:
+def test_500_turn_chat_stores_at_most_3x_the_final_list(tmp_path: Path) -> None:
     """A 500-turn chat (2 messages a turn) stores <= 3x the bytes of its final message list."""
     path = tmp_path / "chat.db"
-    with SqliteSaver.from_conn_string(str(path), serde=serde) as saver:
+    with SqliteSaver.from_conn_string(str(path)) as saver:
         config, prev, messages, saved = thread_config("chat"), None, [], []
         for turn in range(TURNS):
             messages = [*messages, _message("user", turn), _message("ai", turn)]
@@ -29,7 +29,7 @@ def test_500_turn_chat_stores_at_most_3x_the_final_list(tmp_path: Path, serde: A
             config = saver.put(config, cp, {"source": "loop", "step": turn}, new)
             saved.append((config, messages))
             prev = cp
-        final = len(serde.dumps_typed(messages)[1])
+        final = len(saver.serde.dumps_typed(messages)[1])
         (list_blob_bytes,) = saver.conn.execute(
             "SELECT SUM(LENGTH(blob)) FROM sg_checkpoint_blobs WHERE channel = 'messages'"
         ).fetchone()
@@ -51,13 +51,11 @@ def test_500_turn_chat_stores_at_most_3x_the_final_list(tmp_path: Path, serde: A
 
 _WRITER = """
 import sys
-sys.path.insert(0, sys.argv[4])
-from conftest import make_serde
 from stepgraph.checkpoint.sqlite import SqliteSaver
 from stepgraph.testing.saver_conformance import next_checkpoint, thread_config
 
 path, thread, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
-with SqliteSaver.from_conn_string(path, serde=make_serde()) as saver:
+with SqliteSaver.from_conn_string(path) as saver:
     config, prev, items = thread_config(thread), None, []
     for i in range(n):
         items = [*items, {"thread": thread, "i": i}]
@@ -68,16 +66,14 @@ with SqliteSaver.from_conn_string(path, serde=make_serde()) as saver:
 """
 
 
-def test_two_processes_write_one_file(tmp_path: Path, serde: Any) -> None:
+def test_two_processes_write_one_file(tmp_path: Path) -> None:
     """Two processes writing different threads to one SQLite file both keep full histories."""
     path, n = str(tmp_path / "shared.db"), 40
-    here = str(Path(__file__).parent)
     procs = [
-        subprocess.Popen([sys.executable, "-c", _WRITER, path, f"p{k}", str(n), here])
-        for k in range(2)
+        subprocess.Popen([sys.executable, "-c", _WRITER, path, f"p{k}", str(n)]) for k in range(2)
     ]
     assert [p.wait(timeout=60) for p in procs] == [0, 0]
-    with SqliteSaver.from_conn_string(path, serde=serde) as saver:
+    with SqliteSaver.from_conn_string(path) as saver:
         for k in range(2):
             history = list(saver.list(thread_config(f"p{k}")))
             assert len(history) == n

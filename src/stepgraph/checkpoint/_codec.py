@@ -128,9 +128,7 @@ class ListQuery:
 
     def matches(self, metadata: Mapping[str, Any]) -> bool:
         """True when every ``filter`` key has an equal value in ``metadata``."""
-        return not self.filter or all(
-            metadata.get(k, MISSING) == v for k, v in self.filter.items()
-        )
+        return not self.filter or all(metadata.get(k, MISSING) == v for k, v in self.filter.items())
 
 
 def _newer(version: str, than: str) -> bool:

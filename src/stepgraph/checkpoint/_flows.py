@@ -79,9 +79,9 @@ async def aexecute(cursor: Any, op: Op) -> list[tuple[Any, ...]] | None:
 # --- flows -------------------------------------------------------------------------------
 def migrate(d: Dialect) -> Flow[int]:
     """Apply the migrations not yet recorded; returns the schema version."""
-    yield Op(d.create_migrations, kind="exec")
-    if d.lock_sql:
+    if d.lock_sql:  # before any DDL: concurrent CREATE ... IF NOT EXISTS can still collide
         yield Op(d.lock_sql)
+    yield Op(d.create_migrations, kind="exec")
     done = {row[0] for row in (yield Op(d.select_migrations))}
     latest = len(d.migrations) - 1
     if done and max(done) > latest:

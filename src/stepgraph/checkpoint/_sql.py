@@ -22,7 +22,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             thread_id TEXT NOT NULL,
             checkpoint_ns TEXT NOT NULL DEFAULT '',
             checkpoint_id {key} NOT NULL,
-            parent_checkpoint_id TEXT,
+            parent_checkpoint_id {key},
             type TEXT NOT NULL,
             checkpoint {blob} NOT NULL,
             metadata_type TEXT NOT NULL,
@@ -35,8 +35,8 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             version {key} NOT NULL,
             type TEXT NOT NULL,
             blob {blob},
-            base_version TEXT,
-            anchor TEXT NOT NULL,
+            base_version {key},
+            anchor {key} NOT NULL,
             PRIMARY KEY (thread_id, checkpoint_ns, channel, version)){rowid}""",
         """CREATE TABLE IF NOT EXISTS sg_checkpoint_writes (
             thread_id TEXT NOT NULL,
@@ -58,7 +58,9 @@ _CHECKPOINT_COLS = (
     "type, checkpoint, metadata_type, metadata"
 )
 _BLOB_COLS = "thread_id, checkpoint_ns, channel, version, type, blob, base_version, anchor"
-_WRITE_COLS = "thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, blob, task_path"
+_WRITE_COLS = (
+    "thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, blob, task_path"
+)
 _WRITE_KEY = "thread_id, checkpoint_ns, checkpoint_id, task_id, idx"
 _SAME_CHANNEL = (
     "b.thread_id = w.thread_id AND b.checkpoint_ns = w.checkpoint_ns AND b.channel = w.channel"

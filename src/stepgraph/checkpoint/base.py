@@ -71,6 +71,7 @@ EXCLUDED_METADATA_KEYS = frozenset(
 )
 """Config keys never copied into checkpoint metadata."""
 
+
 class Checkpoint(TypedDict):
     """The state of a graph between two supersteps."""
 
@@ -211,6 +212,7 @@ def create_checkpoint(
     step: int,
     *,
     id: str | None = None,
+    updated_channels: list[str] | None = None,
 ) -> Checkpoint:
     """A new checkpoint with ``checkpoint``'s versions and the current values of ``channels``.
 
@@ -235,7 +237,7 @@ def create_checkpoint(
         channel_values=values,
         channel_versions=checkpoint["channel_versions"],
         versions_seen=checkpoint["versions_seen"],
-        updated_channels=checkpoint.get("updated_channels"),
+        updated_channels=updated_channels,
     )
 
 

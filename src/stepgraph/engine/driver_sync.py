@@ -7,6 +7,7 @@ When the caller is a live stream consumer it only waits and yields.
 
 from __future__ import annotations
 
+import threading
 from collections import deque
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
@@ -63,18 +64,22 @@ def _run_step(loop: RunLoop, tasks: list[Task], live: bool, event: Any) -> Itera
     queue: deque[Task] = deque(tasks)
     done: deque[Task] = deque()
     failed: list[BaseException] = []
+    started = [0]
+    lock = threading.Lock()
     sink = loop.sink
 
     def worker() -> None:
-        while not failed:
-            try:
+        while True:
+            with lock:
+                if failed or not queue:
+                    return
                 task = queue.popleft()
-            except IndexError:
-                return
+                started[0] += 1
             try:
                 run_task_sync(task)
             except BaseException as exc:  # noqa: BLE001 - re-raised by the driver
-                failed.append(exc)
+                with lock:
+                    failed.append(exc)
             done.append(task)
             sink.wake()
 
@@ -91,8 +96,10 @@ def _run_step(loop: RunLoop, tasks: list[Task], live: bool, event: Any) -> Itera
             loop.task_done(done.popleft())
             finished += 1
         yield from sink.drain()
-        if failed or finished == len(tasks):
-            break
+        with lock:
+            # after a failure, wait only for tasks already running (threads cannot be cancelled)
+            if finished == (started[0] if failed else len(tasks)) and not done:
+                break
         event.wait()
         event.clear()
     if failed:

@@ -313,7 +313,10 @@ class SaverConformance:
         await api.put_writes(config, [("a", "second")], "task1")
         found = await api.get_tuple(config)
         assert found is not None
-        assert sorted(found.pending_writes or []) == [("task1", "a", "first"), ("task1", "b", "first")]
+        assert sorted(found.pending_writes or []) == [
+            ("task1", "a", "first"),
+            ("task1", "b", "first"),
+        ]
 
     async def test_special_writes_are_overwritten(self, api: SaverAPI) -> None:
         """Writes to __error__/__scheduled__/__interrupt__/__resume__ replace earlier ones."""

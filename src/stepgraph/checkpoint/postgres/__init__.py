@@ -45,9 +45,7 @@ class PostgresSaver(SqlSaver):
     ) -> Iterator[Self]:
         """A saver on a new autocommit connection to ``conn_string``, closed on exit."""
         psycopg = require_psycopg()
-        with psycopg.Connection.connect(
-            conn_string, autocommit=True, prepare_threshold=0
-        ) as conn:
+        with psycopg.Connection.connect(conn_string, autocommit=True, prepare_threshold=0) as conn:
             yield cls(conn, serde=serde)
 
     def setup(self) -> None:

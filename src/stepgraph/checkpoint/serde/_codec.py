@@ -23,7 +23,7 @@ import dataclasses
 import threading
 from collections.abc import Callable
 from enum import Enum
-from typing import Any
+from typing import Any, NoReturn
 
 from stepgraph.checkpoint.serde import _handlers as h
 from stepgraph.checkpoint.serde._backend import Backend, OrmsgpackBackend, get_backend
@@ -65,7 +65,7 @@ def _take() -> BaseException | None:
     return err
 
 
-def _reraise(err: BaseException) -> None:
+def _reraise(err: BaseException) -> NoReturn:
     err.__suppress_context__ = True
     raise err
 
@@ -76,10 +76,33 @@ def _type_name(cls: type) -> str:
 
 def _too_deep() -> SerializationError:
     return SerializationError(
-        "Cannot serialize a value nested more than 255 levels deep.",
+        "Cannot serialize a value nested more than 255 levels deep (or containing itself).",
         code=SG_UNSERIALIZABLE,
         hint="flatten the structure before storing it in the state",
     )
+
+
+def _args_text(arg: Any) -> str:
+    if isinstance(arg, list):
+        return ", ".join(repr(a) for a in arg)
+    return repr(arg)
+
+
+def _needs_rewrite(exc: Exception) -> bool:
+    message = str(exc)
+    return "Dict key" in message or "surrogate" in message
+
+
+def _packing_error(exc: Exception) -> SerializationError:
+    """The error for a failed pack whose hook parked nothing."""
+    message = str(exc)
+    # The hook always parks its error; none parked means Python's recursion limit was hit
+    # while handling it (a value containing itself).
+    if isinstance(exc, RecursionError) or "ecursion" in message or "not msgpack" in message:
+        return _too_deep()
+    err = SerializationError(f"Cannot serialize value: {message}", code=SG_UNSERIALIZABLE)
+    err.__cause__ = exc
+    return err
 
 
 class MsgpackCodec:
@@ -105,23 +128,25 @@ class MsgpackCodec:
     ) -> None:
         self.registry = registry
         self.auto_register = auto_register
-        self.backend = backend if isinstance(backend, Backend) else get_backend(backend)
-        self._ext = self.backend.ext
-        self._packb = self._make_packb(self.backend)
-        backend_ = self.backend
-        if isinstance(backend_, OrmsgpackBackend):
-            self._unpackb = backend_.bind_unpack(self._ext_hook)
-        else:
-            self._unpackb = lambda data: backend_.unpack(data, self._ext_hook)
+        self.backend = impl = backend if isinstance(backend, Backend) else get_backend(backend)
+        self._ext = impl.ext
+        self._packb, self._unpackb = self._bind(impl)
         self._handlers: dict[type, Handler] = dict(h.static_handlers())
-        self._dataclasses: dict[type, tuple[frozenset[str], frozenset[str], bool]] = {}
+        self._dataclasses: dict[type, tuple[frozenset[str], bool]] = {}
 
-    def _make_packb(self, backend: Backend) -> Callable[[Any], bytes]:
-        if backend.prepare_always:
-            return lambda obj: backend.pack(h.prepare(obj), self._default, True)
-        if isinstance(backend, OrmsgpackBackend):
-            return backend.bind(self._default)
-        return lambda obj: backend.pack(obj, self._default)
+    def _bind(self, impl: Backend) -> tuple[Callable[[Any], bytes], Callable[[Any], Any]]:
+        """The pack/unpack callables with this codec's hooks bound (the hot path)."""
+        if isinstance(impl, OrmsgpackBackend):
+            return impl.bind(self._default), impl.bind_unpack(self._ext_hook)
+        if impl.prepare_always:
+            return (
+                lambda obj: impl.pack(h.prepare(obj), self._default, True),
+                lambda data: impl.unpack(data, self._ext_hook),
+            )
+        return (
+            lambda obj: impl.pack(obj, self._default),
+            lambda data: impl.unpack(data, self._ext_hook),
+        )
 
     def forget(self, cls: type) -> None:
         """Drop the cached handler of ``cls`` (after a codec was registered for it)."""
@@ -143,33 +168,16 @@ class MsgpackCodec:
             return self._packb(obj)
         except Exception as exc:
             err = _take()
-            if err is not None:
-                _reraise(err)
-            if isinstance(exc, RecursionError):
-                raise _too_deep() from None
-            message = str(exc)
-            if "ecursion" in message:
-                raise _too_deep() from None
-            if "Dict key" in message or "surrogate" in message:
+            if err is None and _needs_rewrite(exc):
                 return self._pack_slow(obj)
-            raise SerializationError(
-                f"Cannot serialize value: {message}", code=SG_UNSERIALIZABLE
-            ) from exc
+            _reraise(err or _packing_error(exc))
 
     def _pack_slow(self, obj: Any) -> bytes:
         """Rewrite odd dict keys and lone surrogates, then pack (rare path)."""
         try:
-            prepared = h.prepare(obj)
-            return self.backend.pack(prepared, self._default, True)
-        except RecursionError:
-            raise _too_deep() from None
+            return self.backend.pack(h.prepare(obj), self._default, True)
         except Exception as exc:
-            err = _take()
-            if err is not None:
-                _reraise(err)
-            raise SerializationError(
-                f"Cannot serialize value: {exc}", code=SG_UNSERIALIZABLE
-            ) from exc
+            _reraise(_take() or _packing_error(exc))
 
     def _default(self, obj: Any) -> Any:
         try:
@@ -239,7 +247,7 @@ class MsgpackCodec:
             raise
         except Exception as exc:
             err = _take()
-            if err is not None and err is not exc:
+            if err is not None:
                 _reraise(err)
             if isinstance(exc, RecursionError):
                 raise SerializationError("Blob nested too deeply.", code=SG_CORRUPT) from None
@@ -273,7 +281,7 @@ class MsgpackCodec:
             raise
         except Exception as exc:
             if isinstance(target, type) and issubclass(target, BaseException):
-                return SerializedException(f"{module}.{name}", f"{name}{tuple(arg)!r}")
+                return SerializedException(f"{module}.{name}", f"{name}({_args_text(arg)})")
             raise SerializationError(
                 f"Could not rebuild {module}.{name} from the checkpoint: {exc!r}",
                 code=SG_CORRUPT,
@@ -315,14 +323,12 @@ class MsgpackCodec:
             return getattr(target, method)(**arg)
 
     def _build_dataclass(self, cls: type, kwargs: dict[str, Any]) -> Any:
+        """``cls(**init_fields)``, then restore ``init=False`` fields as they were saved."""
         info = self._dataclasses.get(cls)
         if info is None:
-            fields = dataclasses.fields(cls)
-            init = frozenset(f.name for f in fields if f.init)
-            later = frozenset(f.name for f in fields if not f.init)
-            generated = cls.__dataclass_params__.init
-            info = self._dataclasses[cls] = (init, later, generated)
-        init, later, generated = info
+            later = frozenset(f.name for f in dataclasses.fields(cls) if not f.init)
+            info = self._dataclasses[cls] = (later, cls.__dataclass_params__.init)
+        later, generated = info
         if not generated:  # user-written __init__: restore the fields directly
             obj = cls.__new__(cls)
             for key, value in kwargs.items():

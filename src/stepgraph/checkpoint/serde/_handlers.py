@@ -10,29 +10,19 @@ import dataclasses
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from stepgraph.checkpoint.serde import types as _t
 from stepgraph.checkpoint.serde.base import SG_UNSERIALIZABLE, SerializationError
-from stepgraph.checkpoint.serde.types import (
-    EXT_CONSTRUCTOR_KW_ARGS as KW,
-)
-from stepgraph.checkpoint.serde.types import (
-    EXT_CONSTRUCTOR_POS_ARGS as POS,
-)
-from stepgraph.checkpoint.serde.types import (
-    EXT_CONSTRUCTOR_SINGLE_ARG as SINGLE,
-)
-from stepgraph.checkpoint.serde.types import (
-    EXT_METHOD_SINGLE_ARG as METHOD,
-)
-from stepgraph.checkpoint.serde.types import (
-    EXT_PYDANTIC_V1,
-    EXT_PYDANTIC_V2,
-    SerializedException,
-)
+from stepgraph.checkpoint.serde.types import SerializedException
 
 if TYPE_CHECKING:
     from stepgraph.checkpoint.serde._codec import MsgpackCodec
 
 Handler = Callable[["MsgpackCodec", Any], Any]
+
+SINGLE = _t.EXT_CONSTRUCTOR_SINGLE_ARG
+POS = _t.EXT_CONSTRUCTOR_POS_ARGS
+KW = _t.EXT_CONSTRUCTOR_KW_ARGS
+METHOD = _t.EXT_METHOD_SINGLE_ARG
 
 _TYPES = "stepgraph.checkpoint.serde.types"
 
@@ -284,7 +274,7 @@ def pydantic_v2_handler(cls: type) -> Handler:
             values = {**values, **extra}
         fields_set = o.__pydantic_fields_set__
         fs = None if fields_set == values.keys() else sorted(fields_set)
-        return c.ext(EXT_PYDANTIC_V2, [module, name, values, "model_construct", fs])
+        return c.ext(_t.EXT_PYDANTIC_V2, [module, name, values, "model_construct", fs])
 
     return handler
 
@@ -296,7 +286,7 @@ def pydantic_v1_handler(cls: type) -> Handler:
         values = o.__dict__
         fields_set = o.__fields_set__
         fs = None if fields_set == values.keys() else sorted(fields_set)
-        return c.ext(EXT_PYDANTIC_V1, [module, name, values, "construct", fs])
+        return c.ext(_t.EXT_PYDANTIC_V1, [module, name, values, "construct", fs])
 
     return handler
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import partial
@@ -90,6 +91,16 @@ class SqliteSaver(SqlSaver):
         conn = self.conn
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         if not conn.in_transaction:
-            conn.execute("PRAGMA journal_mode = WAL")
+            # Switching a fresh file to WAL needs an exclusive lock and SQLite may refuse it
+            # at once (no busy wait) while another process is opening the same file.
+            deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+            while True:
+                try:
+                    conn.execute("PRAGMA journal_mode = WAL")
+                    break
+                except sqlite3.OperationalError as exc:
+                    if "locked" not in str(exc) or time.monotonic() > deadline:
+                        raise
+                    time.sleep(0.005)
             conn.execute("PRAGMA synchronous = NORMAL")
         self._pragmas_done = True

@@ -172,9 +172,7 @@ def test_auto_register_can_be_disabled() -> None:
     [
         lambda: JsonPlusSerializer(allowed_types=[Note, Doc]),
         lambda: JsonPlusSerializer(allowed_modules=[__name__]),
-        lambda: JsonPlusSerializer(
-            allowed_msgpack_modules=[(__name__, "Note"), (__name__, "Doc")]
-        ),
+        lambda: JsonPlusSerializer(allowed_msgpack_modules=[(__name__, "Note"), (__name__, "Doc")]),
         lambda: JsonPlusSerializer(allowed_msgpack_modules=[Note, Doc]),
         lambda: JsonPlusSerializer(allowed_msgpack_modules=True),
         lambda: JsonPlusSerializer().with_msgpack_allowlist([Note, Doc]),
@@ -317,3 +315,15 @@ def test_serializer_is_thread_safe(serde: JsonPlusSerializer) -> None:
     for thread in threads:
         thread.join()
     assert failures == []
+
+
+def test_self_referencing_values_are_sg402(serde: JsonPlusSerializer) -> None:
+    """A list or dataclass containing itself raises SG402 instead of crashing."""
+    loop: list[Any] = []
+    loop.append(loop)
+    note = Note("x")
+    note.text = note  # type: ignore[assignment]
+    for value in (loop, {"a": loop}, note, [(note,)]):
+        with pytest.raises(SerializationError) as info:
+            serde.dumps_typed(value)
+        assert codes_of(info) == "SG402" and "containing itself" in str(info.value)

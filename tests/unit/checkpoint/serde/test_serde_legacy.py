@@ -55,16 +55,22 @@ LANGGRAPH_EXTS = [
     (ext(3, "datetime", "datetime", UTC_ISO, "fromisoformat"), dt.datetime.fromisoformat(UTC_ISO)),
     (ext(1, "datetime", "date", [2024, 1, 2]), dt.date(2024, 1, 2)),
     (
-        ext(2, "datetime", "time", {"hour": 1, "minute": 2, "second": 3, "microsecond": 0,
-                                    "tzinfo": None, "fold": 0}),
+        ext(
+            2,
+            "datetime",
+            "time",
+            {"hour": 1, "minute": 2, "second": 3, "microsecond": 0, "tzinfo": None, "fold": 0},
+        ),
         dt.time(1, 2, 3),
-    ),  # fmt: skip
+    ),
     (ext(1, "datetime", "timedelta", [1, 2, 3]), dt.timedelta(1, 2, 3)),
     (ext(0, "builtins", "set", [1, 2]), {1, 2}),
     (ext(0, "builtins", "frozenset", [1]), frozenset({1})),
     (ext(0, "collections", "deque", [1, 2]), collections.deque([1, 2])),
-    (ext(0, "uuid", "UUID", "12345678123456781234567812345678"),
-     uuid.UUID("12345678123456781234567812345678")),  # fmt: skip
+    (
+        ext(0, "uuid", "UUID", "12345678123456781234567812345678"),
+        uuid.UUID("12345678123456781234567812345678"),
+    ),
     (ext(0, "decimal", "Decimal", "1.5"), decimal.Decimal("1.5")),
     (ext(1, "pathlib", "PosixPath", ["/", "a", "b"]), pathlib.PosixPath("/a/b")),
     (ext(1, "re", "compile", ["a+", 32]), re.compile("a+")),
@@ -105,13 +111,17 @@ def test_langgraph_blob_naming_unregistered_class_is_refused() -> None:
 @pytest.mark.parametrize(
     ("doc", "expected"),
     [
-        (lc2(["datetime", "datetime"], method="fromisoformat", args=[UTC_ISO]),
-         dt.datetime.fromisoformat(UTC_ISO)),  # fmt: skip
+        (
+            lc2(["datetime", "datetime"], method="fromisoformat", args=[UTC_ISO]),
+            dt.datetime.fromisoformat(UTC_ISO),
+        ),
         (lc2(["builtins", "set"], args=[[1, 2]]), {1, 2}),
         (lc2(["builtins", "bytes"], method="fromhex", args=["6869"]), b"hi"),
         (lc2(["builtins", "bytearray"], method="fromhex", args=["6869"]), bytearray(b"hi")),
-        (lc2(["uuid", "UUID"], args=["12345678123456781234567812345678"]),
-         uuid.UUID("12345678123456781234567812345678")),  # fmt: skip
+        (
+            lc2(["uuid", "UUID"], args=["12345678123456781234567812345678"]),
+            uuid.UUID("12345678123456781234567812345678"),
+        ),
         (lc2(["pathlib", "Path"], args=["/", "x"]), pathlib.Path("/x")),
         (lc2(["datetime", "timedelta"], args=[1, 0, 0]), dt.timedelta(days=1)),
     ],
@@ -126,8 +136,9 @@ def test_legacy_json_constructors_load(doc: dict[str, Any], expected: Any) -> No
 def test_legacy_json_model_uses_method_list() -> None:
     """A model stored with method [None, "model_construct"] is rebuilt."""
     serde = JsonPlusSerializer(allowed_types=[Doc, Note])
-    doc = lc2([*__name__.split("."), "Doc"], method=[None, "model_construct"],
-              kwargs={"title": "t"})  # fmt: skip
+    doc = lc2(
+        [*__name__.split("."), "Doc"], method=[None, "model_construct"], kwargs={"title": "t"}
+    )
     note = lc2([*__name__.split("."), "Note"], kwargs={"text": "n"})
     assert load_json([doc, note], serde) == [Doc(title="t"), Note("n")]
 

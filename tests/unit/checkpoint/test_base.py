@@ -1,0 +1,119 @@
+"""The checkpoint data model helpers and the BaseCheckpointSaver defaults."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+
+from stepgraph.checkpoint import (
+    CHECKPOINT_FORMAT_VERSION,
+    BaseCheckpointSaver,
+    CheckpointTuple,
+    SaverError,
+    copy_checkpoint,
+    create_checkpoint,
+    empty_checkpoint,
+    get_checkpoint_id,
+    get_checkpoint_metadata,
+)
+from stepgraph.checkpoint.base import next_string_version, thread_target
+from stepgraph.constants import MISSING
+from stepgraph.errors import StepgraphError
+
+
+class FakeChannel:
+    """Just enough of a channel for create_checkpoint."""
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def checkpoint(self) -> Any:
+        return self.value
+
+
+def test_metadata_copies_primitive_config_values() -> None:
+    """Config values are copied unless excluded, private, non-primitive or already set."""
+    config = {
+        "configurable": {"thread_id": "t", "checkpoint_id": "c", "user": "u\x00x", "flag": True,
+                         "__pregel_x": 1, "obj": [1], "langgraph_step": 3},
+        "metadata": {"m": 2.5, "source": "ignored"},
+    }  # fmt: skip
+    md = get_checkpoint_metadata(config, {"source": "loop", "step": 1, "note": "a\x00b"})
+    assert md == {"source": "loop", "step": 1, "note": "ab", "m": 2.5, "user": "ux", "flag": True}
+
+
+def test_empty_checkpoint_shape() -> None:
+    """An empty checkpoint has format 4, a fresh id and no channels."""
+    first, second = empty_checkpoint(), empty_checkpoint()
+    assert first["v"] == CHECKPOINT_FORMAT_VERSION == 4
+    assert first["id"] < second["id"]
+    assert first["channel_values"] == first["channel_versions"] == first["versions_seen"] == {}
+    assert first["updated_channels"] is None
+
+
+def test_copy_checkpoint_is_independent() -> None:
+    """Changing a copy's dicts (including versions_seen per node) leaves the original alone."""
+    original = empty_checkpoint()
+    original["versions_seen"] = {"node": {"a": 1}}
+    copy = copy_checkpoint(original)
+    copy["versions_seen"]["node"]["a"] = 2
+    copy["channel_values"]["x"] = 1
+    assert original["versions_seen"] == {"node": {"a": 1}}
+    assert original["channel_values"] == {}
+
+
+def test_create_checkpoint_reads_versioned_channels_with_values() -> None:
+    """Only channels that have a version and a value end up in channel_values."""
+    base = empty_checkpoint()
+    base["channel_versions"] = {"a": 1, "empty": 1, "unknown": 1}
+    channels: Any = {
+        "a": FakeChannel(5),
+        "empty": FakeChannel(MISSING),
+        "unversioned": FakeChannel(7),
+    }
+    made = create_checkpoint(base, channels, 3, updated_channels=["a"])
+    assert made["channel_values"] == {"a": 5}
+    assert made["id"] != base["id"] and made["v"] == 4 and made["updated_channels"] == ["a"]
+    assert create_checkpoint(base, None, 0, id="fixed")["id"] == "fixed"
+
+
+def test_config_helpers() -> None:
+    """get_checkpoint_id reads checkpoint_id (or thread_ts); thread_target needs a thread_id."""
+    assert get_checkpoint_id(None) is None
+    assert get_checkpoint_id({"configurable": {"thread_ts": "old"}}) == "old"
+    assert thread_target({"configurable": {"thread_id": 7}}) == ("7", "", None)
+    with pytest.raises(SaverError) as info:
+        thread_target({"configurable": {"checkpoint_ns": ""}})
+    assert info.value.code == "SG410"
+    assert isinstance(info.value, StepgraphError) and isinstance(info.value, ValueError)
+    assert "[SG410]" in str(info.value) and "Hint:" in str(info.value)
+
+
+def test_string_versions_have_the_langgraph_format() -> None:
+    """next_string_version yields '%032d.%016f' strings counting up from any current version."""
+    first = next_string_version(None)
+    assert re.fullmatch(r"0{31}1\.\d{9}\.\d{6}", first)
+    assert next_string_version(first).startswith("0" * 31 + "2.")
+    assert next_string_version(41).startswith("0" * 30 + "42.")
+
+
+class Minimal(BaseCheckpointSaver):
+    """A saver implementing only get_tuple."""
+
+    def get_tuple(self, config: Any) -> CheckpointTuple | None:
+        return CheckpointTuple(config, empty_checkpoint(), {})
+
+
+async def test_base_saver_defaults() -> None:
+    """Integer versions by default; get/aget go through get_tuple/aget_tuple; the rest raise."""
+    saver = Minimal(serde=object())  # type: ignore[arg-type]
+    assert saver.get_next_version(None) == 1 and saver.get_next_version(1) == 2
+    assert saver.get({"configurable": {"thread_id": "t"}})["v"] == 4  # type: ignore[index]
+    with pytest.raises(NotImplementedError):
+        saver.put({}, empty_checkpoint(), {}, {})
+    with pytest.raises(NotImplementedError):
+        await saver.aget({})
+    with pytest.raises(NotImplementedError):
+        [t async for t in saver.alist(None)]
