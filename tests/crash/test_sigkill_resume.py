@@ -152,6 +152,14 @@ def _check_consistent(obs: Observation, previous: Observation | None, why: str) 
         return
     R, K = worker.R, worker.K
     items, rnd = obs.items, obs.round
+    if rnd is None:  # the input checkpoint: the input is still in __start__
+        assert not items and obs.next == ("__start__",), (
+            f"{why}: a checkpoint without 'round' must be the input checkpoint: {obs.describe()}"
+        )
+        assert previous is None or previous.round is None, (
+            f"{why}: round went back to None (before: {previous.describe()})"
+        )
+        return
     assert isinstance(rnd, int) and 0 <= rnd <= R, f"{why}: bad round {rnd!r}"
     dupes = sorted({x for x in items if items.count(x) > 1})
     assert not dupes, (
@@ -169,7 +177,7 @@ def _check_consistent(obs: Observation, previous: Observation | None, why: str) 
         f"{why}: round is {rnd} but items {missing} of finished rounds are missing: "
         "committed writes were lost"
     )
-    if previous is not None and previous.checkpoint:
+    if previous is not None and previous.round is not None:
         lost = sorted(set(previous.items) - set(items))
         assert not lost, (
             f"{why}: items {lost} seen after an earlier kill are gone: committed writes "

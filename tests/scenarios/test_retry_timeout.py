@@ -268,17 +268,9 @@ def test_first_failure_cancels_async_siblings(driver):
     assert any("'fail'" in n for n in info.value.__notes__)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="stepgraph bug: when a node fails, invoke/ainvoke raise at once while a sync "
-    "sibling is still running in a pool thread; LangGraph waits for running siblings",
-)
-def test_failure_waits_for_sync_siblings(driver):
-    """A failing node's running sync sibling (not cancellable) finishes before the error is raised."""
-    log = []
-
+def _fail_and_slow(fail_after: float, log: list):
     def fail(state: S) -> dict:
-        time.sleep(0.03)
+        time.sleep(fail_after)
         raise ValueError("fail")
 
     def slow(state: S) -> dict:
@@ -291,12 +283,39 @@ def test_failure_waits_for_sync_siblings(driver):
     g.add_node("slow", slow)
     g.add_edge(START, "fail")
     g.add_edge(START, "slow")
-    app = g.compile()
-    finished_at_raise = []
-    for _ in range(3):
+    return g.compile()
+
+
+def _finished_at_raise(driver, app, log: list, runs: int = 3) -> list:
+    out = []
+    for _ in range(runs):
         log.clear()
         with pytest.raises(ValueError, match="fail"):
             driver.invoke(app, {"a": 0})
-        finished_at_raise.append(len(log))
+        out.append(len(log))
         time.sleep(0.12)
-    assert finished_at_raise == [1, 1, 1]
+    return out
+
+
+def test_failure_waits_for_running_sync_sibling(driver):
+    """A running sync sibling (not cancellable) finishes before a node's failure is raised."""
+    driver.xfail_on(
+        "async",
+        "stepgraph bug: ainvoke raises as soon as a node fails while a sync sibling is still "
+        "running in a pool thread; LangGraph waits for it",
+    )
+    log = []
+    assert _finished_at_raise(driver, _fail_and_slow(0.03, log), log) == [1, 1, 1]
+
+
+def test_sync_sibling_runs_even_if_other_fails_at_once(driver):
+    """Every sync task of a step runs, even when a sibling fails immediately."""
+    if driver.is_async:
+        pytest.skip("LangGraph's async driver is itself racy here")
+    driver.xfail_on(
+        "sync",
+        "stepgraph bug: after a task fails, the sync driver never starts sibling tasks still "
+        "queued in the step (the sibling does not run at all); LangGraph runs them",
+    )
+    log = []
+    assert _finished_at_raise(driver, _fail_and_slow(0.0, log), log) == [1, 1, 1]

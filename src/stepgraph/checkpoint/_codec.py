@@ -12,9 +12,12 @@ as a row whose ``base_version`` names the previous version. A full snapshot is w
 again once the deltas since the last snapshot outweigh ``snapshot_ratio`` times that
 snapshot, so snapshot sizes grow geometrically and the total stays
 ``<= (1 + (1 + r) / r)`` times the final size. Reading follows ``base_version`` links down to
-a snapshot and concatenates, so every stored version reads back exactly. The memory is
-only a hint: a cold or stale entry just means a full snapshot is written. Caveat: an
-element mutated *in place* after being stored is seen as unchanged (same object).
+a snapshot and concatenates (with one decode when the serializer writes plain msgpack
+arrays, see ``_concat``), so every stored version reads back exactly. The memory is only a
+hint: a cold or stale entry just means a full snapshot is written, and a failed transaction
+never becomes a base (``PutPlan.commit``). Caveats of comparing by identity/equality: an
+element mutated *in place* after being stored is seen as unchanged, and an element replaced
+by an equal one of another type (``1`` by ``True``) keeps the stored type.
 """
 
 from __future__ import annotations
@@ -53,8 +56,8 @@ Blob = tuple[str, bytes, str | None]
 """``(type, data, base_version)``; ``base_version`` is set for a delta row."""
 BlobRow = tuple[str, str, str, str, str, bytes, str | None, str]
 """``BlobKey + Blob + (anchor,)``: one row of the blobs table. ``anchor`` is the version of
-the snapshot a delta chain starts from (a snapshot's own version), so a reader can fetch a
-whole chain with one index lookup."""
+the snapshot a delta chain starts from (a snapshot's own version); versions only grow along a
+chain, so a reader fetches a whole chain with one primary-key range scan."""
 CheckpointRow = tuple[str, str, str, str | None, str, bytes, str, bytes]
 """``(thread_id, ns, checkpoint_id, parent_id, type, checkpoint, metadata_type, metadata)``."""
 WriteRow = tuple[str, str, str, str, int, str, str, bytes, str]

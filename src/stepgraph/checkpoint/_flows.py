@@ -176,7 +176,7 @@ def _load(
             blobs[(b[0], b[1], b[2], b[3])] = (b[4], b[5], b[6])
     writes: defaultdict[tuple[str, str, str], list[WriteRow]] = defaultdict(list)
     for w in (yield Op(d.select_writes, d.keys([row[:3] for row in rows], 3))):
-        writes[(w[0], w[1], w[2])].append(tuple(w))  # type: ignore[arg-type]
+        writes[(w[0], w[1], w[2])].append(w)
     return [
         codec.load_tuple(row, cp, md, blobs.get, writes.get((row[0], row[1], row[2]), ()))
         for row, cp, md in zip(rows, checkpoints, metadata, strict=True)

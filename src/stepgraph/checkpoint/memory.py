@@ -4,7 +4,7 @@ Values are stored **serialized** with ``serde`` (like LangGraph), never as live 
 node that later mutates a list or dict it returned cannot change history, and every read
 returns fresh objects. It stays cheap because only channels in ``new_versions`` are
 encoded, and a list that grew by appending is stored as just the appended suffix (see
-``stepgraph.checkpoint._codec``), so a put costs O(what changed), not O(state size).
+``stepgraph.checkpoint._codec``), so a put encodes what changed, not the whole state.
 
 Layout (LangGraph-compatible keys)::
 

@@ -75,6 +75,11 @@ def snapshot(graph: Pregel, config: Any, saver: Any, saved: Any, *, apply_pendin
         if task.node.subgraphs:
             state = {"configurable": {"thread_id": loop.configurable.get("thread_id"), "checkpoint_ns": task.ns}}
         out_tasks.append(PregelTask(tid, task.name, task.path, info["error"], info["interrupts"], state, result))
+    if apply_pending and done and len(done) == len(tasks):
+        # The whole step finished but its checkpoint was not saved (a crash between the
+        # last task's writes and the checkpoint): report the step that comes next, so
+        # ``next`` is never empty while work remains.
+        return _advanced(graph, loop, done, saved)
     values = (
         read_with_writes(loop, done, graph.stream_keys) if apply_pending
         else loop.read(graph.stream_keys)
@@ -92,6 +97,25 @@ def snapshot(graph: Pregel, config: Any, saver: Any, saved: Any, *, apply_pendin
         parent_config=saved.parent_config,
         tasks=tuple(out_tasks),
         interrupts=interrupts,
+    )
+
+
+def _advanced(graph: Pregel, loop: RunLoop, done: list[Any], saved: Any) -> StateSnapshot:
+    from stepgraph.types import PregelTask, StateSnapshot
+
+    loop.updated = apply_writes(loop.channels, loop.versions, loop.seen, done, loop.next_version,
+                                graph.trigger_to_nodes, loop.volatile, loop.finishable)
+    loop.step += 1
+    following = planner.plan_tasks(loop, for_execution=False)
+    return StateSnapshot(
+        values=loop.read(graph.stream_keys),
+        next=tuple(t.name for t in following.values()),
+        config=_config_of(saved),
+        metadata=saved.metadata,
+        created_at=saved.checkpoint.get("ts"),
+        parent_config=saved.parent_config,
+        tasks=tuple(PregelTask(t.id, t.name, t.path) for t in following.values()),
+        interrupts=(),
     )
 
 
