@@ -12,7 +12,8 @@ This repeats until a child returns normally. After every kill the observed state
 consistent (nothing committed earlier is lost, no write applied twice, every finished
 round complete) and ``next`` must not be empty while work remains; at the end the state
 must be exactly the expected one. Set ``STEPGRAPH_CRASH_SEED`` to replay a seed (the kill
-moments still depend on timing, so a replay is likely, not certain, to hit the same case).
+moments still depend on timing, so a replay is likely, not certain, to hit the same case)
+and ``STEPGRAPH_CRASH_KILLS`` to change the number of kills per test (default 40).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,9 +35,7 @@ from typing import Any
 
 import pytest
 
-pytestmark = pytest.mark.skipif(
-    not hasattr(signal, "SIGKILL"), reason="needs POSIX SIGKILL"
-)
+pytestmark = pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs POSIX SIGKILL")
 
 WORKER = Path(__file__).with_name("_crash_worker.py")
 
@@ -45,11 +45,12 @@ worker = importlib.util.module_from_spec(_spec)
 sys.modules[_spec.name] = worker  # the state schema's string annotations resolve in it
 _spec.loader.exec_module(worker)
 
-MIN_KILLS = 40
-"""Kills per test (each followed by a state check and, usually, a resume)."""
+MIN_KILLS = int(os.environ.get("STEPGRAPH_CRASH_KILLS", "40"))
+"""Kills per test (each followed by a state check and, usually, a resume); raise it with
+``STEPGRAPH_CRASH_KILLS`` for a soak run."""
 MIN_THREADS = 4
 """Threads per test; two threads share each database file."""
-MAX_THREADS = 16
+MAX_THREADS = max(16, MIN_KILLS)
 MAX_CYCLES_PER_THREAD = 200
 MAX_KILL_DELAY = 0.025
 """Kill after a uniform random delay in ``[0, MAX_KILL_DELAY]`` s after the child is ready
@@ -117,13 +118,29 @@ class Reader:
         self.conn.close()
 
 
-def _spawn(db_path: str, thread_id: str, mode: str, start: str, seed: int) -> subprocess.Popen[str]:
+def _spawn(
+    db_path: str, thread_id: str, mode: str, start: str, seed: int, stderr: Any
+) -> subprocess.Popen[str]:
     return subprocess.Popen(
         [sys.executable, str(WORKER), db_path, thread_id, mode, start, str(seed)],
         stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
+        stderr=stderr,
         text=True,
     )
+
+
+def _finish(proc: subprocess.Popen[str], stderr: Any) -> tuple[str, str]:
+    """Wait for ``proc``; its remaining stdout and its whole stderr.
+
+    Read stdout through the same buffered file as the ``READY`` line (``communicate`` reads
+    the raw pipe and would miss a ``DONE`` line already buffered with ``READY``).
+    """
+    assert proc.stdout is not None
+    out = proc.stdout.read()
+    proc.stdout.close()
+    proc.wait(timeout=CHILD_TIMEOUT)
+    stderr.seek(0)
+    return out, stderr.read()
 
 
 def _observe(snap: Any, cycle: int, delay: float) -> Observation:
@@ -137,9 +154,7 @@ def _observe(snap: Any, cycle: int, delay: float) -> Observation:
     obs.next = tuple(snap.next)
     obs.step = (snap.metadata or {}).get("step")
     obs.checkpoint_id = snap.config["configurable"].get("checkpoint_id")
-    obs.tasks = [
-        f"{t.name}{'(done)' if t.result is not None else ''}" for t in snap.tasks
-    ]
+    obs.tasks = [f"{t.name}{'(done)' if t.result is not None else ''}" for t in snap.tasks]
     return obs
 
 
@@ -170,27 +185,26 @@ def _check_consistent(obs: Observation, previous: Observation | None, why: str) 
     assert not unknown, f"{why}: unexpected items {unknown}"
     future = sorted(x for x in items if x[0] > rnd)
     assert not future, f"{why}: items {future} of rounds after round {rnd}"
-    missing = sorted(
-        (r, k) for r in range(rnd) for k in range(K) if (r, k) not in set(items)
-    )
+    present = set(items)
+    missing = sorted((r, k) for r in range(rnd) for k in range(K) if (r, k) not in present)
     assert not missing, (
         f"{why}: round is {rnd} but items {missing} of finished rounds are missing: "
         "committed writes were lost"
     )
     if previous is not None and previous.round is not None:
-        lost = sorted(set(previous.items) - set(items))
+        lost = sorted(set(previous.items) - present)
         assert not lost, (
             f"{why}: items {lost} seen after an earlier kill are gone: committed writes "
             f"were lost (before: {previous.describe()})"
         )
         assert rnd >= previous.round, (
-            f"{why}: round went back from {previous.round} to {rnd} "
-            f"(before: {previous.describe()})"
+            f"{why}: round went back from {previous.round} to {rnd} (before: {previous.describe()})"
         )
     complete = rnd == R and sorted(items) == worker.expected_items()
     assert complete or obs.next, (
         f"{why}: get_state().next is empty while work remains (round {rnd} of {R}, "
-        f"{len(items)} of {R * K} items): a client would never resume this thread"
+        f"{len(items)} of {R * K} items): a client would never resume this thread; "
+        f"observed {obs.describe()}"
     )
     if complete:
         assert not obs.next, f"{why}: run is complete but next is {obs.next}"
@@ -205,22 +219,25 @@ def _run_thread(
     previous: Observation | None = None
     start = "fresh"
     for cycle in range(MAX_CYCLES_PER_THREAD):
-        proc = _spawn(db_path, thread_id, mode, start, rng.randrange(1 << 30))
-        assert proc.stdout is not None and proc.stderr is not None
-        line = proc.stdout.readline()
-        if line.strip() != "READY":
-            proc.kill()
-            _, err = proc.communicate()
-            pytest.fail(f"{tag}: child did not start (got {line!r}): {err}")
-        delay = rng.uniform(0, MAX_KILL_DELAY)
-        try:
-            proc.wait(timeout=delay)
-            killed = False
-        except subprocess.TimeoutExpired:
-            os.kill(proc.pid, signal.SIGKILL)
-            killed = True
-        out, err = proc.communicate(timeout=CHILD_TIMEOUT)
-        why = f"{tag} cycle {cycle} ({'killed' if killed else 'exited'} after {delay * 1000:.1f} ms)"
+        with tempfile.TemporaryFile("w+") as stderr:
+            proc = _spawn(db_path, thread_id, mode, start, rng.randrange(1 << 30), stderr)
+            assert proc.stdout is not None
+            line = proc.stdout.readline()
+            if line.strip() != "READY":
+                proc.kill()
+                _, err = _finish(proc, stderr)
+                pytest.fail(f"{tag}: child did not start (got {line!r}): {err}")
+            delay = rng.uniform(0, MAX_KILL_DELAY)
+            try:
+                proc.wait(timeout=delay)
+                killed = False
+            except subprocess.TimeoutExpired:
+                os.kill(proc.pid, signal.SIGKILL)
+                killed = True
+            out, err = _finish(proc, stderr)
+        why = (
+            f"{tag} cycle {cycle} ({'killed' if killed else 'exited'} after {delay * 1000:.1f} ms)"
+        )
         if killed and proc.returncode == -signal.SIGKILL:
             stats.kills += 1
             obs = _observe(reader.get_state(thread_id), cycle, delay)

@@ -138,7 +138,8 @@ def test_command_update_as_list_of_tuples(driver):
 
 
 CMD_INPUT_BUG = (
-    "stepgraph bug: a Command input on a new run is ignored (nothing runs, output {'trail': []})"
+    "stepgraph bug: a Command input on a new run does not fire START's own edges "
+    "(only goto runs; update-only runs nothing); LangGraph runs START's edges too"
 )
 
 

@@ -41,6 +41,9 @@ def apply_writes(
     volatile: Iterable[str],
     finishable: Iterable[str],
     step: int | None = None,
+    *,
+    new_version: Version | None = None,
+    live: set[str] | None = None,
 ) -> set[str]:
     """Apply one step's writes to ``channels``; return the channels that became updated.
 
@@ -48,11 +51,14 @@ def apply_writes(
     result never depends on completion order. Every changed channel gets one new version.
     ``volatile`` names the channels that change on an empty update (ephemeral values,
     non-accumulating topics), ``finishable`` the ones with ``finish()`` semantics: only
-    those are visited besides the written ones, so a step costs what changed in it.
+    those are visited besides the written ones, so a step costs what changed in it. ``live``
+    (optional, kept up to date in place) narrows ``volatile`` to the ones that may hold a
+    value; ``new_version`` saves a scan for the current maximum.
     """
     ordered = sorted(tasks, key=_sort_key)
     bump_step = _mark_seen(ordered, versions, versions_seen)
-    new_version = next_version(max(versions.values()) if versions else None)
+    if new_version is None:
+        new_version = next_version(max(versions.values()) if versions else None)
 
     consumed = {c for t in ordered for c in t.triggers if c not in RESERVED and c in channels}
     for chan in consumed:
@@ -69,9 +75,15 @@ def apply_writes(
                 updated.add(chan)
 
     if bump_step:
-        for chan in volatile:
+        scan = volatile if live is None else tuple(live)
+        for chan in scan:
             if chan not in grouped:
                 _bump(channels[chan], chan, channels[chan].update, _EMPTY, versions, new_version, updated)
+                if live is not None and not channels[chan].is_available():
+                    live.discard(chan)
+    if live is not None:
+        live.update(c for c in grouped if c in volatile and channels[c].is_available())
+    if bump_step:
         if updated.isdisjoint(trigger_to_nodes):
             for chan in finishable:
                 _bump(channels[chan], chan, channels[chan].finish, None, versions, new_version, updated)

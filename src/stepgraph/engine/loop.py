@@ -120,7 +120,9 @@ class RunLoop:
         self.resuming = False
         self.resume_map: dict[str, Any] | None = None
         self.null_resume: list[Any] = []
-        self.volatile: tuple[str, ...] = ()
+        self.volatile: frozenset[str] = frozenset()
+        self.live_volatile: set[str] = set()
+        self.max_version: Any = None
         self.finishable: tuple[str, ...] = ()
         self.output_writes_seen = False
 
@@ -148,7 +150,10 @@ class RunLoop:
             self.pending_writes = list(saved.pending_writes or ())
             self.saves.restored(saved)
         self.stop = self.step + self.recursion_limit + 1
-        self.volatile, self.finishable = self.graph.channel_kinds()
+        volatile, self.finishable = self.graph.channel_kinds()
+        self.volatile = frozenset(volatile)
+        self.live_volatile = {c for c in volatile if self.channels[c].is_available()}
+        self.max_version = max(self.versions.values()) if self.versions else None
 
     # -- input ------------------------------------------------------------------------------
     def first(self) -> None:
@@ -198,7 +203,9 @@ class RunLoop:
             self.channels, self.versions, self.seen,
             [*discarded, WriteSource(INPUT, writes)],
             self.next_version, self.graph.trigger_to_nodes, self.volatile, self.finishable,
+            live=self.live_volatile,
         )
+        self.max_version = max(self.versions.values()) if self.versions else None
         self.saves.checkpoint("input", self.step)
         self.step += 1
 
@@ -220,6 +227,7 @@ class RunLoop:
             self.next_version, self.graph.trigger_to_nodes, (), (),
         )
         self.updated = updated if self.updated is None else self.updated | updated
+        self._after_null_writes(updated)
 
     def _apply_saved_null_writes(self) -> None:
         null = [(c, v) for t, c, v in self.pending_writes if t == NULL_TASK_ID]
@@ -230,6 +238,7 @@ class RunLoop:
                 self.next_version, self.graph.trigger_to_nodes, (), (),
             )
             self.updated = updated if self.updated is None else self.updated | updated
+            self._after_null_writes(updated)
 
     def _check_resumable(self, resume: Any) -> None:
         from stepgraph.engine.interrupts import is_resume_map
@@ -247,6 +256,10 @@ class RunLoop:
                 "When there are multiple pending interrupts, you must specify the interrupt id "
                 "when resuming. Pass Command(resume={interrupt_id: value, ...})."
             )
+
+    def _after_null_writes(self, updated: set[str]) -> None:
+        self.live_volatile.update(c for c in updated if c in self.volatile)
+        self.max_version = max(self.versions.values()) if self.versions else None
 
     def _set_resume(self, resume: Any) -> None:
         from stepgraph.engine.interrupts import is_resume_map
@@ -314,10 +327,13 @@ class RunLoop:
             events.interrupt_values(self, tasks)
             self.saves.interrupted()
             return
+        new_version = self.next_version(self.max_version)
         self.updated = apply_writes(
             self.channels, self.versions, self.seen, tasks, self.next_version,
             self.graph.trigger_to_nodes, self.volatile, self.finishable, self.step,
+            new_version=new_version, live=self.live_volatile,
         )
+        self.max_version = new_version
         self.pending_writes = []
         if "values" in self.sink.modes and self._changed(self.stream_keys):
             self.emit("values", self.read(self.stream_keys))

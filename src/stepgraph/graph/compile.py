@@ -102,8 +102,13 @@ def compile_graph(
         for start in starts:
             joins.setdefault(start, []).append((chan, start))
 
+    by_source: dict[str, list[str]] = {}
+    for s, e in sorted(builder.edges):
+        if e != END:
+            by_source.setdefault(s, []).append(e)
+
     def edge_writes(source: str) -> list[tuple[str, Any]]:
-        writes = [(BRANCH_PREFIX + e, None) for s, e in sorted(builder.edges) if s == source and e != END]
+        writes: list[tuple[str, Any]] = [(BRANCH_PREFIX + e, None) for e in by_source.get(source, ())]
         writes.extend(joins.get(source, []))
         return writes
 
@@ -133,7 +138,8 @@ def compile_graph(
         reads: Any = ROOT if info.is_root else info.keys
         pn = PregelNode(
             triggers=triggers[node], channels=reads, bound=spec.runnable,
-            writers=[StateUpdateWriter(keyset, managed, is_root), EdgeWriter(edge_writes(node)),
+            writers=[StateUpdateWriter(keyset, managed, is_root, lenient=isinstance(spec.raw, Pregel)),
+                     EdgeWriter(edge_writes(node)),
                      *branch_writers(node, state_mapper)],
             mapper=make_mapper(info), retry_policy=spec.retry_policy or defaults.get("retry_policy"),
             cache_policy=spec.cache_policy or defaults.get("cache_policy"),

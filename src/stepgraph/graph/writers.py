@@ -54,12 +54,16 @@ def goto_writes(task: Task, goto: Any) -> list[tuple[str, Any]]:
 class StateUpdateWriter(Writer):
     """Turns what a node returned (dict, object, ``Command``, list, ``None``) into writes."""
 
-    __slots__ = ("keys", "managed", "is_root")
+    __slots__ = ("keys", "managed", "is_root", "lenient")
 
-    def __init__(self, keys: frozenset[str], managed: frozenset[str], is_root: bool) -> None:
+    def __init__(
+        self, keys: frozenset[str], managed: frozenset[str], is_root: bool, lenient: bool = False
+    ) -> None:
         self.keys = keys
         self.managed = managed
         self.is_root = is_root
+        self.lenient = lenient
+        """A compiled graph used as a node returns its whole state: keep the shared keys."""
 
     def run(self, task: Task, value: Any) -> None:
         from stepgraph.types import Command
@@ -117,6 +121,8 @@ class StateUpdateWriter(Writer):
         for key, v in items:
             if key in keys:
                 writes.append((key, v))
+            elif self.lenient:
+                continue
             elif key in self.managed:
                 logger.warning("Node '%s' wrote to managed value '%s'; ignoring it.", task.name, key)
             else:
