@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Hashable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import (
     TYPE_CHECKING,
     Any,
@@ -156,6 +156,45 @@ class Command(Generic[N]):
         return update_as_tuples(self.update)
 
 
+_NO_RETRY = (
+    ValueError,
+    TypeError,
+    ArithmeticError,
+    ImportError,
+    LookupError,
+    NameError,
+    SyntaxError,
+    RuntimeError,
+    ReferenceError,
+    StopIteration,
+    StopAsyncIteration,
+    OSError,
+)
+
+
+def default_retry_on(exc: BaseException) -> bool:
+    """LangGraph's default: retry connection errors and HTTP 5xx, not programming errors."""
+    if isinstance(exc, ConnectionError):
+        return True
+    status = _http_status(exc)
+    if status is not None:
+        return 500 <= status < 600
+    if isinstance(exc, _NO_RETRY):
+        return False
+    return True
+
+
+def _http_status(exc: BaseException) -> int | None:
+    module = type(exc).__module__ or ""
+    if module.startswith(("httpx", "requests")):
+        response = getattr(exc, "response", None)
+        status = getattr(response, "status_code", None)
+        if isinstance(status, int):
+            return status
+    return None
+
+
+
 class RetryPolicy(NamedTuple):
     """How a failing node is retried (defaults as in LangGraph)."""
 
@@ -171,7 +210,7 @@ class RetryPolicy(NamedTuple):
     """Add ``uniform(0, 1)`` seconds to each sleep."""
     retry_on: (
         type[BaseException] | Sequence[type[BaseException]] | Callable[[BaseException], bool]
-    ) = field(default=None)  # type: ignore[assignment]
+    ) = default_retry_on
     """Exception class(es) or predicate deciding whether to retry; default ``default_retry_on``."""
 
 

@@ -92,7 +92,6 @@ class Managed(TypedDict):
     last: IsLastStep
 
 
-@pytest.mark.xfail(strict=True, reason=MANAGED_BUG)
 def test_remaining_steps_and_is_last_step(driver):
     """With recursion_limit=5 a loop sees RemainingSteps 4..1 and IsLastStep on the last."""
 
@@ -107,7 +106,6 @@ def test_remaining_steps_and_is_last_step(driver):
     assert out == {"n": 4, "seen": [(4, False), (3, False), (2, False), (1, True)]}
 
 
-@pytest.mark.xfail(strict=True, reason=MANAGED_BUG)
 def test_remaining_steps_in_router_and_node_input(driver):
     """Managed keys appear in node input but never in the output."""
     inputs = []

@@ -43,7 +43,6 @@ def _one(node, **kwargs):
     return g.compile()
 
 
-@pytest.mark.xfail(strict=True, reason=DEFAULT_RETRY_BUG)
 def test_default_policy_retries_connection_error(driver):
     """The default predicate retries ConnectionError: 2 failures + success = 3 calls."""
     node, calls = _flaky(ConnectionError, 2)
@@ -51,7 +50,6 @@ def test_default_policy_retries_connection_error(driver):
     assert len(calls) == 3
 
 
-@pytest.mark.xfail(strict=True, reason=DEFAULT_RETRY_BUG)
 def test_default_policy_does_not_retry_value_error(driver):
     """The default predicate does not retry ValueError: 1 call, the error propagates."""
     node, calls = _flaky(ValueError, 2)
@@ -60,7 +58,6 @@ def test_default_policy_does_not_retry_value_error(driver):
     assert len(calls) == 1
 
 
-@pytest.mark.xfail(strict=True, reason=DEFAULT_RETRY_BUG)
 def test_default_policy_gives_up_after_max_attempts(driver):
     """A node failing more often than max_attempts raises after exactly max_attempts calls."""
     node, calls = _flaky(ConnectionError, 10)
@@ -81,7 +78,6 @@ def test_default_retry_policy_fields():
     )
 
 
-@pytest.mark.xfail(strict=True, reason=DEFAULT_RETRY_BUG)
 def test_default_retry_on_is_callable():
     """RetryPolicy().retry_on is the default predicate (a callable)."""
     assert callable(RetryPolicy().retry_on)

@@ -4,7 +4,6 @@ import operator
 import re
 from typing import Annotated
 
-import pytest
 from typing_extensions import TypedDict
 
 from stepgraph.checkpoint.memory import InMemorySaver
@@ -142,7 +141,6 @@ def test_tasks_mode_pairs_starts_and_results(driver):
     assert [e.get("error", "-") for e in events] == ["-", None, "-", None]
 
 
-@pytest.mark.xfail(strict=True, reason=TRIGGERS_BUG)
 def test_tasks_mode_exact(driver):
     """tasks payloads match LangGraph exactly (ids normalised)."""
     events = normalise(driver.stream(_two_steps().compile(), {"n": 1}, stream_mode="tasks"))
@@ -154,7 +152,6 @@ def test_tasks_mode_exact(driver):
     ]
 
 
-@pytest.mark.xfail(strict=True, reason=NO_SAVER_BUG)
 def test_debug_without_checkpointer_has_no_checkpoint_events(driver):
     """Without a checkpointer, debug yields only task and task_result events."""
     events = driver.stream(_two_steps().compile(), {"n": 1}, stream_mode="debug")
@@ -166,7 +163,6 @@ def test_debug_without_checkpointer_has_no_checkpoint_events(driver):
     ]
 
 
-@pytest.mark.xfail(strict=True, reason=NO_SAVER_BUG)
 def test_checkpoints_mode_without_checkpointer_is_empty(driver):
     """Without a checkpointer, the checkpoints mode yields nothing."""
     assert driver.stream(_two_steps().compile(), {"n": 1}, stream_mode="checkpoints") == []
@@ -205,7 +201,6 @@ def test_checkpoints_mode_with_checkpointer(driver):
     ]
 
 
-@pytest.mark.xfail(strict=True, reason=TRIGGERS_BUG)
 def test_debug_mode_with_checkpointer_exact(driver):
     """debug wraps checkpoint, task and task_result payloads with step/type/timestamp."""
     events = normalise(driver.stream(_one_node_saved(), {"n": 1}, _cfg("t2"), stream_mode="debug"))

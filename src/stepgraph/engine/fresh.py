@@ -43,10 +43,12 @@ def read_with_writes(loop: RunLoop, tasks: Iterable[Task], keys: str | Sequence[
 def fresh_state(task: Task, keys: Sequence[str]) -> dict[str, Any]:
     """The state a router after ``task``'s node sees: step-start values + its own writes."""
     loop = task.run
-    out = read_with_writes(loop, (task,), keys)
     managed = loop.graph.managed
-    if managed:
-        for k, kind in managed.items():
-            if k in keys:
-                out[k] = kind.get(loop)
+    if not managed:
+        return read_with_writes(loop, (task,), keys)
+    out = read_with_writes(loop, (task,), [k for k in keys if k not in managed])
+    for k in keys:
+        kind = managed.get(k)
+        if kind is not None:
+            out[k] = kind.get(loop)
     return out

@@ -94,6 +94,7 @@ class PregelNode:
         "subgraphs",
         "is_async",
         "error_handler",
+        "managed_keys",
     )
 
     def __init__(
@@ -139,6 +140,7 @@ class PregelNode:
         self.subgraphs = list(subgraphs)
         self.is_async = any(b.is_async for b in self.bound) or any(w.is_async for w in self.writers)
         self.error_handler: str | None = None
+        self.managed_keys: tuple[str, ...] = ()
 
     def __repr__(self) -> str:
         return f"PregelNode(name={self.name!r}, triggers={self.triggers!r})"

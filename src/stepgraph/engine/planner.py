@@ -102,11 +102,10 @@ def read_input(loop: RunLoop, node: Any, cache: dict[Any, Any]) -> Any:
                     base[k] = ch.get()
             cache[spec] = base
         value = dict(base)
-        managed = loop.graph.managed
-        if managed:
-            for k, kind in managed.items():
-                if k in spec:
-                    value[k] = kind.get(loop)
+        if node.managed_keys:
+            managed = loop.graph.managed
+            for k in node.managed_keys:
+                value[k] = managed[k].get(loop)
     if node.mapper is not None:
         value = node.mapper(value)
     return value

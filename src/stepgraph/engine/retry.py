@@ -7,44 +7,7 @@ import random
 from collections.abc import Sequence
 from typing import Any
 
-from stepgraph.types import RetryPolicy
-
-_NO_RETRY = (
-    ValueError,
-    TypeError,
-    ArithmeticError,
-    ImportError,
-    LookupError,
-    NameError,
-    SyntaxError,
-    RuntimeError,
-    ReferenceError,
-    StopIteration,
-    StopAsyncIteration,
-    OSError,
-)
-
-
-def default_retry_on(exc: BaseException) -> bool:
-    """LangGraph's default: retry connection errors and HTTP 5xx, not programming errors."""
-    if isinstance(exc, ConnectionError):
-        return True
-    status = _http_status(exc)
-    if status is not None:
-        return 500 <= status < 600
-    if isinstance(exc, _NO_RETRY):
-        return False
-    return True
-
-
-def _http_status(exc: BaseException) -> int | None:
-    module = type(exc).__module__ or ""
-    if module.startswith(("httpx", "requests")):
-        response = getattr(exc, "response", None)
-        status = getattr(response, "status_code", None)
-        if isinstance(status, int):
-            return status
-    return None
+from stepgraph.types import RetryPolicy, default_retry_on
 
 
 def _matches(policy: RetryPolicy, exc: BaseException) -> bool:

@@ -31,7 +31,7 @@ class SaveOps:
         self.saved_versions: dict[str, Any] = {}
         self.parent_id: str | None = None
         self.enabled = loop.checkpointer is not None
-        self.needs_checkpoint = self.enabled or bool({"checkpoints", "debug"} & loop.sink.modes)
+        self.needs_checkpoint = self.enabled
 
     def restored(self, saved: Any) -> None:
         self.saved_versions = dict(saved.checkpoint.get("channel_versions", {}))

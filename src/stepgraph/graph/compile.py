@@ -119,7 +119,8 @@ def compile_graph(
                 info = builder.schemas[spec.input_schema]
                 keys, mapper, merge = info.keys, make_mapper(info), False
             else:
-                keys, mapper, merge = (ROOT,) if is_root else state_keys, state_mapper, True
+                keys = (ROOT,) if is_root else (*state_keys, *builder.managed)
+                mapper, merge = state_mapper, True
             out.append(BranchWriter(source, spec, keys, mapper, merge))
         return out
 
@@ -135,7 +136,7 @@ def compile_graph(
     defaults = builder._node_defaults
     for node, spec in builder.nodes.items():
         info = builder.schemas[spec.input_schema]
-        reads: Any = ROOT if info.is_root else info.keys
+        reads: Any = ROOT if info.is_root else tuple(info.channels)
         pn = PregelNode(
             triggers=triggers[node], channels=reads, bound=spec.runnable,
             writers=[StateUpdateWriter(keyset, managed, is_root, lenient=isinstance(spec.raw, Pregel)),
@@ -146,6 +147,7 @@ def compile_graph(
             timeout=spec.timeout or _coerce_timeout(defaults.get("timeout")),
             metadata=spec.metadata, name=node, subgraphs=_subgraphs(spec),
         )
+        pn.managed_keys = tuple(info.managed)
         nodes[node] = pn
     output: Any = ROOT if output_info.is_root else tuple(output_info.channels)
     stream: Any = ROOT if is_root else state_keys

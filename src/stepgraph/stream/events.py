@@ -45,7 +45,7 @@ def task_start(loop: RunLoop, task: Task) -> None:
     modes = loop.sink.modes
     if "tasks" not in modes and "debug" not in modes:
         return
-    payload = {"id": task.id, "name": task.name, "input": task.input, "triggers": list(task.triggers)}
+    payload = {"id": task.id, "name": task.name, "input": task.input, "triggers": tuple(task.triggers)}
     loop.emit("tasks", payload)
     loop.emit("debug", {"step": task.step, "timestamp": _now(), "type": "task", "payload": payload})
 
