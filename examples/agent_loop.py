@@ -72,11 +72,16 @@ def main() -> None:
     args = parser.parse_args()
     checkpointer = None
     if args.db:
+        import sqlite3
+
         from stepgraph.checkpoint.sqlite import SqliteSaver
 
-        checkpointer = SqliteSaver.from_path(args.db)
+        checkpointer = SqliteSaver(sqlite3.connect(args.db, check_same_thread=False))
     graph = builder.compile(checkpointer=checkpointer)
     config = {"configurable": {"thread_id": args.thread}}
+    if checkpointer is not None and graph.get_state(config).values:
+        args.thread = f"{args.thread}-{len(list(graph.get_state_history(config)))}"
+        config = {"configurable": {"thread_id": args.thread}}
     inputs = {"messages": [{"role": "user", "content": args.question}]}
     for step in graph.stream(inputs, config, stream_mode="updates"):
         for node, update in step.items():

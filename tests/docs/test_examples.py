@@ -38,3 +38,12 @@ def test_readme_python_blocks_run() -> None:
     assert blocks, "README has no python code block"
     for block in blocks:
         exec(compile(block, "README.md", "exec", dont_inherit=True), {"__name__": "__readme__"})
+
+
+def test_agent_loop_checkpoints_to_sqlite(tmp_path: Path) -> None:
+    """The README's first command: the agent run is checkpointed to a SQLite file, twice."""
+    db = tmp_path / "stepgraph.sqlite"
+    first = _run("examples/agent_loop.py", "--db", str(db))
+    assert "The answer is 43." in first and "6 messages" in first
+    second = _run("examples/agent_loop.py", "--db", str(db))
+    assert "The answer is 43." in second and "thread 'demo-" in second
