@@ -296,6 +296,7 @@ class RunLoop:
         if self._should_interrupt(self.interrupt_before):
             self.status = "interrupt_before"
             self.saves.interrupt_marker()
+            self.emit("updates", {INTERRUPT: ()})
             return None
         for task in self.tasks.values():
             if not task.node.hidden:
@@ -342,6 +343,7 @@ class RunLoop:
         if self._should_interrupt(self.interrupt_after, tasks):
             self.status = "interrupt_after"
             self.saves.interrupt_marker()
+            self.emit("updates", {INTERRUPT: ()})
 
     # -- helpers ----------------------------------------------------------------------------
     def _changed(self, keys: str | Sequence[str]) -> bool:

@@ -77,7 +77,7 @@ def _hints(schema: Any) -> dict[str, Any] | None:
         hints = get_type_hints(schema, include_extras=True)
     except Exception as exc:  # forward refs that cannot be resolved
         hints = dict(getattr(schema, "__annotations__", {}))
-        unresolved = [k for k, v in hints.items() if isinstance(v, str)]
+        unresolved = [k for k, v in hints.items() if isinstance(v, (str, typing.ForwardRef))]
         if unresolved:
             from stepgraph.errors import GraphDefinitionError
 
