@@ -180,9 +180,6 @@ def test_parallel_interrupts_resumed_with_map(driver, saver):
     assert get_state(driver, app, c).next == ()
 
 
-@pytest.mark.xfail(
-    strict=True, reason="stepgraph bug: get_state().next still lists a task already resumed"
-)
 def test_parallel_interrupts_resumed_one_at_a_time(driver, saver):
     def make(name):
         def node(s):

@@ -172,9 +172,6 @@ def test_update_state_without_as_node_uses_last_writer(driver, saver):
     assert driver.invoke(app, None, c) == {"items": ["a", "u", "b"]}
 
 
-@pytest.mark.xfail(
-    strict=True, reason="stepgraph bug: update_state on a fresh thread: next=() / step -1"
-)
 def test_update_state_on_fresh_thread_acts_as_input(driver, saver):
     app = _chain(saver, "a")
     c = cfg()
@@ -212,9 +209,6 @@ def test_fork_from_past_checkpoint(driver, saver):
     assert past.values == {"items": ["x", "a", "b"]}
 
 
-@pytest.mark.xfail(
-    strict=True, reason="stepgraph bug: running a forked config adds an extra 'fork' checkpoint"
-)
 def test_fork_history_sources(driver, saver):
     app = _chain(saver, "a", "b")
     c = cfg()

@@ -24,6 +24,7 @@ from stepgraph.constants import (
     INPUT,
     INTERRUPT,
     MISSING,
+    NO_WRITES,
     NS_SEP,
     NULL_TASK_ID,
     RESUME,
@@ -210,13 +211,15 @@ class RunLoop:
         self.step += 1
 
     def _replay(self) -> None:
-        """Run again from a past checkpoint: fork it, re-execute its pending tasks."""
-        if not planner.plan_tasks(self, for_execution=False):
-            self.status = "done"
+        """Run again from a past checkpoint: save a fork of it and re-execute its tasks.
+
+        Checkpoints made by ``update_state`` (or forks) are already branches: they run as is.
+        """
+        if self.checkpoint_metadata.get("source") in ("update", "fork"):
             return
-        self.pending_writes = [w for w in self.pending_writes if w[1] not in (RESUME, INTERRUPT)]
         self.pending_writes = []
-        self.saves.checkpoint("fork", self.step - 1)
+        self.saves.checkpoint("fork", self.step)
+        self.step += 1
 
     def _apply_null_writes(self, writes: list[tuple[str, Any]]) -> None:
         """Apply a Command input's writes now; saved as pending writes until the next step."""
@@ -312,7 +315,7 @@ class RunLoop:
             if task.resume:
                 self.saves.task_writes(task.id, [(RESUME, list(task.resume))], task.sort_key)
         else:
-            self.saves.task_writes(task.id, task.writes, task.sort_key)
+            self.saves.task_writes(task.id, task.writes or [(NO_WRITES, None)], task.sort_key)
             if task.resume:
                 self.saves.task_writes(task.id, [(RESUME, list(task.resume))], task.sort_key)
         if not task.node.hidden:

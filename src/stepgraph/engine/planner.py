@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from stepgraph.constants import ERROR, INTERRUPT, NULL_TASK_ID, PULL, PUSH, RESUME, RETURN, TASKS
+from stepgraph.constants import ERROR, INTERRUPT, NO_WRITES, NULL_TASK_ID, PULL, PUSH, RESUME, TASKS
 from stepgraph.engine.ids import task_id as make_task_id
 from stepgraph.engine.tasks import Task
 from stepgraph.errors import InvalidUpdateError
@@ -134,8 +134,8 @@ def attach_pending_writes(loop: RunLoop) -> None:
             task.resume = list(value) if isinstance(value, (list, tuple)) else [value]
         elif chan in (ERROR, INTERRUPT):
             continue
+        elif chan == NO_WRITES:
+            task.cached_done = True
         else:
-            if chan == RETURN:
-                pass
             task.writes.append((chan, value))
             task.cached_done = True

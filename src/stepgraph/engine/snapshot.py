@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from stepgraph.constants import ERROR, INTERRUPT, NULL_TASK_ID, RETURN
+from stepgraph.constants import ERROR, INTERRUPT, NO_WRITES, NULL_TASK_ID, RESUME, RETURN
 from stepgraph.engine import planner
 from stepgraph.engine.apply import WriteSource, apply_writes
 from stepgraph.engine.fresh import read_with_writes
@@ -50,7 +50,7 @@ def snapshot(graph: Pregel, config: Any, saver: Any, saved: Any, *, apply_pendin
         apply_writes(loop.channels, loop.versions, loop.seen, [WriteSource("__input__", null_writes)],
                      loop.next_version, graph.trigger_to_nodes, (), ())
     tasks = planner.plan_tasks(loop, for_execution=True)
-    by_id = {tid: {"writes": [], "error": None, "interrupts": ()} for tid in tasks}
+    by_id = {tid: {"writes": [], "error": None, "interrupts": (), "done": False} for tid in tasks}
     for tid, chan, value in loop.pending_writes:
         info = by_id.get(tid)
         if info is None:
@@ -59,8 +59,11 @@ def snapshot(graph: Pregel, config: Any, saver: Any, saved: Any, *, apply_pendin
             info["error"] = value
         elif chan == INTERRUPT:
             info["interrupts"] = tuple(value)
-        else:
+        elif chan == NO_WRITES:
+            info["done"] = True
+        elif chan != RESUME:
             info["writes"].append((chan, value))
+            info["done"] = True
     done = []
     out_tasks = []
     keyset = graph.stream_keyset
@@ -68,7 +71,8 @@ def snapshot(graph: Pregel, config: Any, saver: Any, saved: Any, *, apply_pendin
         info = by_id[tid]
         task.writes = [(c, v) for c, v in info["writes"] if c in graph.channels or c == RETURN]
         result = None
-        if info["writes"] and info["error"] is None and not info["interrupts"]:
+        if info["done"] and info["error"] is None:
+            info["interrupts"] = ()
             done.append(task)
             result = _result(info["writes"], keyset)
         state = None

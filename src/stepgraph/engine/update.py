@@ -46,11 +46,11 @@ def _apply_pending(loop: RunLoop) -> None:
 
 def _infer_as_node(loop: RunLoop, fresh: bool) -> str:
     graph = loop.graph
+    if fresh and START in graph.nodes:
+        return START
     user_nodes = [n for n in graph.nodes if n != START]
     if len(user_nodes) == 1:
         return user_nodes[0]
-    if fresh:
-        return START
     best: list[str] = []
     best_version: Any = None
     for name, seen in loop.seen.items():
@@ -116,7 +116,7 @@ def compute_update(
                                 graph.trigger_to_nodes, loop.volatile, loop.finishable)
     loop.saves.enabled = True
     loop.saves.needs_checkpoint = True
-    step = loop.step
+    step = loop.step if not fresh else 0
     loop.saves.checkpoint(source, step)
     ops = loop.saves.take()
     put = next(op for op in ops if op[0] == "put")
