@@ -55,6 +55,9 @@ class InMemorySaver(BaseCheckpointSaver[str]):
     Thread-safe: one lock guards the dicts; encoding and decoding happen outside it.
     """
 
+    inline_writes = True
+    """Stores in memory: the engine writes inline instead of on a writer thread."""
+
     def __init__(self, *, serde: SerializerProtocol | None = None) -> None:
         super().__init__(serde=serde)
         self.storage: defaultdict[str, dict[str, dict[str, _Entry]]] = defaultdict(dict)

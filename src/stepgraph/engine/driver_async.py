@@ -63,6 +63,7 @@ async def _run_step(loop: RunLoop, tasks: list[Task], event: asyncio.Event) -> A
             await run_task_async(task)
         finally:
             loop.task_done(task)
+            await _flush(loop)
         return
     limit = loop.config.get("max_concurrency")
     sem = asyncio.Semaphore(limit) if limit else None
@@ -89,6 +90,7 @@ async def _run_step(loop: RunLoop, tasks: list[Task], event: asyncio.Event) -> A
                 task = pending.pop(fut)
                 exc = fut.exception() if not fut.cancelled() else None
                 loop.task_done(task)
+                await _flush(loop)
                 if exc is not None and error is None:
                     error = exc
             for part in sink.drain():

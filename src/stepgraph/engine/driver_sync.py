@@ -7,6 +7,7 @@ When the caller is a live stream consumer it only waits and yields.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections import deque
 from collections.abc import Iterator
@@ -14,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from stepgraph.engine.pool import shared_pool
 from stepgraph.engine.runner import run_task_sync
-from stepgraph.engine.saving import perform_sync
+from stepgraph.engine.saving import SyncWriter
 
 if TYPE_CHECKING:
     from stepgraph.engine.loop import RunLoop
@@ -27,10 +28,11 @@ def drive_sync(loop: RunLoop, *, live: bool = False) -> Iterator[StreamPart]:
     sink = loop.sink
     event = sink.sync_waiter()
     saver = loop.checkpointer
+    writer = SyncWriter(loop)
     try:
         loop.restore(saver.get_tuple(loop.config) if saver is not None else None)
         loop.first()
-        _flush(loop)
+        writer.submit(loop.saves.take())
         yield from sink.drain()
         while loop.status == "pending":
             tasks = loop.tick()
@@ -38,28 +40,30 @@ def drive_sync(loop: RunLoop, *, live: bool = False) -> Iterator[StreamPart]:
             if tasks is None:
                 break
             if tasks:
-                yield from _run_step(loop, tasks, live, event)
+                yield from _run_step(loop, tasks, live, event, writer)
             loop.after_tick()
-            _flush(loop)
+            writer.submit(loop.saves.take())
             yield from sink.drain()
-    finally:
-        _flush(loop, final=True)
+    except BaseException:
+        with contextlib.suppress(Exception):
+            writer.submit(loop.saves.take(final=True))
+            writer.wait()
+        raise
+    writer.submit(loop.saves.take(final=True))
+    writer.wait()
     yield from sink.drain()
 
 
-def _flush(loop: RunLoop, *, final: bool = False) -> None:
-    ops = loop.saves.take(final=final)
-    if ops:
-        perform_sync(loop.checkpointer, ops)
-
-
-def _run_step(loop: RunLoop, tasks: list[Task], live: bool, event: Any) -> Iterator[StreamPart]:
+def _run_step(
+    loop: RunLoop, tasks: list[Task], live: bool, event: Any, writer: SyncWriter
+) -> Iterator[StreamPart]:
     if len(tasks) == 1 and not live and tasks[0].timeout is None:
         task = tasks[0]
         try:
             run_task_sync(task)
         finally:
             loop.task_done(task)
+            writer.submit(loop.saves.take())
         return
     queue: deque[Task] = deque(tasks)
     done: deque[Task] = deque()
@@ -94,6 +98,7 @@ def _run_step(loop: RunLoop, tasks: list[Task], live: bool, event: Any) -> Itera
     while True:
         while done:
             loop.task_done(done.popleft())
+            writer.submit(loop.saves.take())
             finished += 1
         yield from sink.drain()
         with lock:

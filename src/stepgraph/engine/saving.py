@@ -171,3 +171,79 @@ async def perform_async(saver: Any, ops: list[Op]) -> None:
 
 
 __all__ = ["NULL_TASK_ID", "SaveOps", "StepgraphError", "perform_async", "perform_sync"]
+
+
+class SyncWriter:
+    """Performs one run's saver calls in order (sync driver).
+
+    ``durability="async"`` hands them to one process-wide writer thread, so the next step
+    overlaps the I/O; ``wait()`` (at the end of the run) blocks until all are stored and
+    re-raises a saver failure. Other modes store inline.
+    """
+
+    __slots__ = ("saver", "background", "pending", "error", "cv")
+
+    def __init__(self, loop: RunLoop) -> None:
+        import threading
+
+        self.saver = loop.checkpointer
+        self.background = (
+            loop.durability == "async"
+            and self.saver is not None
+            and not getattr(self.saver, "inline_writes", False)
+        )
+        self.pending = 0
+        self.error: BaseException | None = None
+        self.cv = threading.Condition()
+
+    def submit(self, ops: list[Op]) -> None:
+        if not ops:
+            return
+        if not self.background:
+            perform_sync(self.saver, ops)
+            return
+        if self.error is not None:
+            raise self.error
+        with self.cv:
+            self.pending += 1
+        _writer_queue().put((self, ops))
+
+    def wait(self) -> None:
+        with self.cv:
+            while self.pending:
+                self.cv.wait()
+        if self.error is not None:
+            error, self.error = self.error, None
+            raise error
+
+    def _run(self, ops: list[Op]) -> None:
+        try:
+            if self.error is None:
+                perform_sync(self.saver, ops)
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the run's thread
+            self.error = exc
+        finally:
+            with self.cv:
+                self.pending -= 1
+                self.cv.notify_all()
+
+
+_QUEUE: Any = None
+
+
+def _writer_queue() -> Any:
+    global _QUEUE
+    if _QUEUE is None:
+        import queue
+        import threading
+
+        q: queue.SimpleQueue[tuple[SyncWriter, list[Op]]] = queue.SimpleQueue()
+
+        def work() -> None:
+            while True:
+                writer, ops = q.get()
+                writer._run(ops)
+
+        threading.Thread(target=work, name="stepgraph-saver", daemon=True).start()
+        _QUEUE = q
+    return _QUEUE
