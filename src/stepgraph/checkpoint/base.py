@@ -242,14 +242,19 @@ def create_checkpoint(
 
 
 def next_string_version(current: str | int | float | None) -> str:
-    """``"%032d.%016f"``: a counter one above ``current``'s plus a random fraction."""
+    """A counter one above ``current``'s plus a random suffix, as a sortable string.
+
+    ``"000000000042.3fa9c1"``: 12 zero-padded digits keep string order equal to counter
+    order; the random suffix keeps versions written on two forks of one checkpoint apart.
+    (LangGraph's longer ``"%032d.%016f"`` strings are read too.)
+    """
     if current is None:
         counter = 0
     elif isinstance(current, str):
         counter = int(current.split(".", 1)[0])
     else:
         counter = int(current)
-    return f"{counter + 1:032d}.{random.random():016f}"
+    return f"{counter + 1:012d}.{random.getrandbits(24):06x}"
 
 
 def _default_serde() -> SerializerProtocol:

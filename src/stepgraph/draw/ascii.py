@@ -4,7 +4,7 @@ Layout: edges that close a cycle are set aside, each node is ranked by its longe
 from a source, edges that skip ranks pass through one-column waypoints, and a few
 barycenter sweeps order each rank to limit crossings. Solid edges are drawn with ``*``,
 conditional ones with ``.``; every drawn line runs downwards. Edges that go back up (loops)
-and edge labels are listed under the drawing.
+and labels are listed under the drawing.
 """
 
 from __future__ import annotations
@@ -91,7 +91,7 @@ def render_ascii(graph: Graph) -> str:
     notes = []
     loops = [e for k, e in edges.items() if k in back or k[0] == k[1]]
     if loops:
-        notes.append("Edges back up (not drawn above):")
+        notes.append("Loop edges (not drawn above):")
         notes.extend("  " + _arrow(e) for e in loops)
     labelled = [e for k, e in edges.items() if e.data is not None and e not in loops]
     if labelled:
@@ -189,13 +189,20 @@ def _place(layers: list[list[str]], links: list[tuple[str, str]], width: dict[st
     left: dict[str, int] = {}
     for layer in layers:
         cursor = None
+        wants: dict[str, int] = {}
         for item in layer:
             parents = [left[p] + width[p] // 2 for p in ups.get(item, ()) if p in left]
-            want = (sum(parents) // len(parents) - width[item] // 2) if parents else 0
+            x = (sum(parents) // len(parents) - width[item] // 2) if parents else 0
+            if parents:
+                wants[item] = x
             if cursor is not None:
-                want = max(want, cursor)
-            left[item] = want
-            cursor = want + width[item] + _H_GAP
+                x = max(x, cursor)
+            left[item] = x
+            cursor = x + width[item] + _H_GAP
+        if wants:  # pushing right drifts the row: slide it back to centre on its parents
+            drift = sum(left[i] - w for i, w in wants.items()) / len(wants)
+            for item in layer:
+                left[item] -= round(drift)
     shift = -min(left.values())
     return {k: v + shift for k, v in left.items()}
 

@@ -37,12 +37,6 @@ def render_mermaid(
     node_colors: NodeStyles | None = None, wrap_label_n_words: int = 9,
     frontmatter_config: dict[str, Any] | None = None,
 ) -> str:
-    first, last = graph.first_node(), graph.last_node()
-    shapes = {"": "{0}({1})"}
-    if first is not None:
-        shapes[first.id] = "{0}([{1}]):::first"
-    if last is not None:
-        shapes[last.id] = "{0}([{1}]):::last"
     out: list[str] = []
     if with_styles:
         curve = curve_style.value if isinstance(curve_style, CurveStyle) else str(curve_style)
@@ -52,84 +46,95 @@ def render_mermaid(
         front["config"] = config
         out.append("---\n" + "".join(_yaml(front, 0)) + "---\n")
     out.append("graph TD;\n")
-
-    top: list[Node] = []
-    by_parent: dict[str, list[Node]] = {}
-    for node_id, node in graph.nodes.items():
-        if ":" in node_id:
-            by_parent.setdefault(node_id.rsplit(":", 1)[0], []).append(node)
-        else:
-            top.append(node)
-
-    def node_line(node: Node) -> str:
-        name = node.name.split(":")[-1]
-        label = f"<p>{name}</p>" if name.startswith(_MARKDOWN) and name.endswith(_MARKDOWN) else name
-        lines = _metadata_lines(node.metadata or {})
-        if lines:
-            label += "<hr/><small><em>" + "\n".join(lines) + "</em></small>"
-        return "\t" + shapes.get(node.id, shapes[""]).format(safe_id(node.id), label) + "\n"
-
-    def edge_line(edge: Edge) -> str:
-        if edge.data is None:
-            arrow = " -.-> " if edge.conditional else " --> "
-        else:
-            words = str(edge.data).split()
-            text = str(edge.data)
-            if len(words) > wrap_label_n_words:
-                text = "&nbsp<br>&nbsp".join(
-                    " ".join(words[i:i + wrap_label_n_words])
-                    for i in range(0, len(words), wrap_label_n_words)
-                )
-            arrow = f" -. &nbsp;{text}&nbsp; .-> " if edge.conditional else f" -- &nbsp;{text}&nbsp; --> "
-        return f"\t{safe_id(edge.source)}{arrow}{safe_id(edge.target)};\n"
-
+    writer = _Writer(graph, out, with_styles, wrap_label_n_words)
+    writer.body()
     if with_styles:
-        out.extend(node_line(n) for n in top)
+        styles = asdict(node_colors or NodeStyles())
+        out.extend(f"\tclassDef {cls} {style}\n" for cls, style in styles.items())
+    return "".join(out)
 
-    # An edge belongs to the block named by the id segments its two ends share.
-    groups: dict[str, list[Edge]] = {}
-    for edge in graph.edges:
-        shared = [a for a, b in zip(edge.source.split(":"), edge.target.split(":")) if a == b]
-        groups.setdefault(":".join(shared), []).append(edge)
-    opened: set[str] = set()
 
-    def block(edges: list[Edge], prefix: str) -> None:
+class _Writer:
+    """Nodes, then edges grouped in ``subgraph`` blocks by the id prefix their ends share."""
+
+    def __init__(self, graph: Graph, out: list[str], with_styles: bool, wrap: int) -> None:
+        self.out, self.styled, self.wrap = out, with_styles, wrap
+        first, last = graph.first_node(), graph.last_node()
+        self.shapes = {"": "{0}({1})"}
+        if first is not None:
+            self.shapes[first.id] = "{0}([{1}]):::first"
+        if last is not None:
+            self.shapes[last.id] = "{0}([{1}]):::last"
+        self.top: list[Node] = []
+        self.by_parent: dict[str, list[Node]] = {}
+        for node_id, node in graph.nodes.items():
+            if ":" in node_id:
+                self.by_parent.setdefault(node_id.rsplit(":", 1)[0], []).append(node)
+            else:
+                self.top.append(node)
+        self.groups: dict[str, list[Edge]] = {}
+        for edge in graph.edges:
+            pairs = zip(edge.source.split(":"), edge.target.split(":"), strict=False)
+            self.groups.setdefault(":".join(a for a, b in pairs if a == b), []).append(edge)
+        self.opened: set[str] = set()
+
+    def body(self) -> None:
+        if self.styled:
+            self.out.extend(self.node_line(n) for n in self.top)
+        self.block(self.groups.get("", []), "")
+        for prefix, edges in self.groups.items():
+            if prefix and ":" not in prefix:
+                self.block(edges, prefix)
+                self.opened.add(prefix)
+        if not self.styled:
+            return
+        for prefix, nodes in self.by_parent.items():  # subgraphs without inner edges
+            if ":" not in prefix and prefix not in self.opened:
+                self.out.append(f"\tsubgraph {prefix}\n")
+                self.out.extend(self.node_line(n) for n in nodes)
+                self.out.append("\tend\n")
+                self.opened.add(prefix)
+
+    def block(self, edges: list[Edge], prefix: str) -> None:
         wrap = bool(prefix) and not (len(edges) == 1 and edges[0].source == edges[0].target)
         if wrap:
             title = prefix.rsplit(":", 1)[-1]
-            if title in opened:
+            if title in self.opened:
                 raise ValueError(
                     f"Found duplicate subgraph '{title}' -- this likely means that you're reusing "
                     "a subgraph node with the same name. Please adjust your graph to have "
                     "subgraph nodes with unique names."
                 )
-            opened.add(title)
-            out.append(f"\tsubgraph {title}\n")
-            if with_styles:
-                out.extend(node_line(n) for n in by_parent.get(prefix, ()))
-        out.extend(edge_line(e) for e in edges)
-        for inner, inner_edges in groups.items():
+            self.opened.add(title)
+            self.out.append(f"\tsubgraph {title}\n")
+            if self.styled:
+                self.out.extend(self.node_line(n) for n in self.by_parent.get(prefix, ()))
+        self.out.extend(self.edge_line(e) for e in edges)
+        for inner, inner_edges in self.groups.items():
             rest = inner[len(prefix) + 1:]
             if inner.startswith(prefix + ":") and rest and ":" not in rest:
-                block(inner_edges, inner)
+                self.block(inner_edges, inner)
         if wrap:
-            out.append("\tend\n")
+            self.out.append("\tend\n")
 
-    block(groups.get("", []), "")
-    for prefix, edges in groups.items():
-        if prefix and ":" not in prefix:
-            block(edges, prefix)
-            opened.add(prefix)
-    if with_styles:
-        for prefix, nodes in by_parent.items():
-            if ":" not in prefix and prefix not in opened:
-                out.append(f"\tsubgraph {prefix}\n")
-                out.extend(node_line(n) for n in nodes)
-                out.append("\tend\n")
-                opened.add(prefix)
-        styles = asdict(node_colors or NodeStyles())
-        out.extend(f"\tclassDef {cls} {style}\n" for cls, style in styles.items())
-    return "".join(out)
+    def node_line(self, node: Node) -> str:
+        name = node.name.split(":")[-1]
+        label = f"<p>{name}</p>" if name.startswith(_MARKDOWN) and name.endswith(_MARKDOWN) else name
+        lines = _metadata_lines(node.metadata or {})
+        if lines:
+            label += "<hr/><small><em>" + "\n".join(lines) + "</em></small>"
+        shape = self.shapes.get(node.id, self.shapes[""])
+        return "\t" + shape.format(safe_id(node.id), label) + "\n"
+
+    def edge_line(self, edge: Edge) -> str:
+        if edge.data is None:
+            arrow = " -.-> " if edge.conditional else " --> "
+        else:
+            words, text, n = str(edge.data).split(), str(edge.data), self.wrap
+            if len(words) > n:
+                text = "&nbsp<br>&nbsp".join(" ".join(words[i:i + n]) for i in range(0, len(words), n))
+            arrow = f" -. &nbsp;{text}&nbsp; .-> " if edge.conditional else f" -- &nbsp;{text}&nbsp; --> "
+        return f"\t{safe_id(edge.source)}{arrow}{safe_id(edge.target)};\n"
 
 
 def _metadata_lines(metadata: dict[str, Any]) -> list[str]:

@@ -172,5 +172,18 @@ class Pregel(PregelAPI, StateAPI):
 
         return self.copy(config=ensure_config(self.config, config, kwargs))
 
+    def get_graph(self, config: Any = None, *, xray: bool | int = False) -> Any:
+        """A drawable ``stepgraph.draw.Graph`` (``draw_mermaid()``, ``draw_ascii()``, ``to_json()``).
+
+        ``xray=True`` expands subgraph nodes; ``xray=N`` expands N levels.
+        """
+        from stepgraph.draw import build_graph
+
+        return build_graph(self, xray=xray, config=config)
+
+    async def aget_graph(self, config: Any = None, *, xray: bool | int = False) -> Any:
+        """Async twin of ``get_graph`` (drawing does no I/O)."""
+        return self.get_graph(config, xray=xray)
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}(name={self.name!r}, nodes={list(self.nodes)})"
