@@ -92,7 +92,6 @@ def test_literal_hint_with_unknown_target_fails_compile():
         _branchy(route)
 
 
-@pytest.mark.xfail(strict=True, reason="stepgraph bug: CompiledStateGraph.get_graph() missing")
 def test_literal_hint_edges_in_drawing():
     """get_graph() draws a conditional edge for every target of a router's Literal hint."""
 

@@ -4,7 +4,6 @@ import operator
 import re
 from typing import Annotated
 
-import pytest
 from typing_extensions import TypedDict
 
 from stepgraph.graph import START, StateGraph
@@ -85,7 +84,6 @@ def test_subgraph_invoked_inside_node(driver):
     }
 
 
-@pytest.mark.xfail(strict=True, reason=SUBGRAPH_STREAM_BUG)
 def test_stream_subgraphs_from_subgraph_node(driver):
     """subgraphs=True also yields the subgraph's own chunks under its namespace."""
     chunks = driver.stream(
@@ -98,7 +96,6 @@ def test_stream_subgraphs_from_subgraph_node(driver):
     ]
 
 
-@pytest.mark.xfail(strict=True, reason=SUBGRAPH_STREAM_BUG)
 def test_stream_subgraphs_from_graph_invoked_in_node(driver):
     """subgraphs=True sees a graph invoked inside a node, namespaced by that node."""
     chunks = driver.stream(

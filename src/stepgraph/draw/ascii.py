@@ -9,6 +9,7 @@ and labels are listed under the drawing.
 
 from __future__ import annotations
 
+from itertools import pairwise
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -27,77 +28,81 @@ def render_ascii(graph: Graph) -> str:
     for edge in graph.edges:
         edges.setdefault((edge.source, edge.target), edge)
     back = _back_edges(ids, list(edges), graph)
-    down = [k for k in edges if k not in back and k[0] != k[1]]
-    rank = _ranks(ids, down)
-
-    # Waypoints: an edge spanning several ranks becomes a chain through one-column slots.
-    width = {n: len(n) + 4 for n in ids}
-    chains: dict[tuple[str, str], list[str]] = {}
-    for src, tgt in down:
-        chain = [src]
-        for r in range(rank[src] + 1, rank[tgt]):
-            point = f"\0{src}\0{tgt}\0{r}"
-            rank[point], width[point] = r, 1
-            chain.append(point)
-        chains[(src, tgt)] = [*chain, tgt]
-    links = [(a, b) for chain in chains.values() for a, b in zip(chain, chain[1:])]
-    layers: list[list[str]] = [[] for _ in range(max(rank.values()) + 1)]
-    for item in rank:
-        layers[rank[item]].append(item)
-    _order(layers, links)
-    left = _place(layers, links, width)
-
-    def center(item: str) -> int:
-        return left[item] + width[item] // 2
-
-    ups: dict[str, list[str]] = {}
-    downs: dict[str, list[str]] = {}
-    for a, b in links:
-        downs.setdefault(a, []).append(b)
-        ups.setdefault(b, []).append(a)
-
-    def port(item: str, other: str, table: dict[str, list[str]]) -> int:
-        if width[item] == 1:
-            return left[item]
-        peers = sorted(table[item], key=center)
-        inner = width[item] - 2
-        return left[item] + 1 + (peers.index(other) + 1) * inner // (len(peers) + 1)
-
-    gaps = []
-    for upper in layers[:-1]:
-        spread = [abs(center(a) - center(b)) for a in upper for b in downs.get(a, ())]
-        gaps.append(min(6, max(3, (max(spread, default=0) + 5) // 6)))
-    tops = [0]
-    for gap in gaps:
-        tops.append(tops[-1] + 3 + gap)
-    canvas = _Canvas(tops[-1] + 3, max(left[i] + width[i] for i in rank) + 1)
-
-    for (src, tgt), chain in chains.items():
-        mark = "." if edges[(src, tgt)].conditional else "*"
-        for a, b in zip(chain, chain[1:]):
-            x0, x1 = port(a, b, downs), port(b, a, ups)
-            y0, y1 = tops[rank[a]] + 3, tops[rank[b]] - 1
-            canvas.line(x0, y0, x1, y1, mark)
-            if width[b] == 1:
-                for dy in range(3):
-                    canvas.put(x1, y1 + 1 + dy, mark)
-    for item in ids:
-        top, x, w = tops[rank[item]], left[item], width[item]
-        border = "+" + "-" * (w - 2) + "+"
-        canvas.text(x, top, border)
-        canvas.text(x, top + 1, f"| {item} |")
-        canvas.text(x, top + 2, border)
-
+    layout = _Layout(ids, [k for k in edges if k not in back and k[0] != k[1]])
+    rows = layout.paint({k: edges[k].conditional for k in layout.chains})
     notes = []
     loops = [e for k, e in edges.items() if k in back or k[0] == k[1]]
     if loops:
         notes.append("Loop edges (not drawn above):")
         notes.extend("  " + _arrow(e) for e in loops)
-    labelled = [e for k, e in edges.items() if e.data is not None and e not in loops]
+    labelled = [e for e in edges.values() if e.data is not None and e not in loops]
     if labelled:
         notes.append("Edge labels:")
         notes.extend("  " + _arrow(e) for e in labelled)
-    return "\n".join([*canvas.rows(), *notes])
+    return "\n".join([*rows, *notes])
+
+
+class _Layout:
+    """Ranks, waypoints, order and columns of the boxes, then the painted rows."""
+
+    def __init__(self, ids: list[str], down: list[tuple[str, str]]) -> None:
+        self.ids = ids
+        self.rank = rank = _ranks(ids, down)
+        # Waypoints: an edge spanning several ranks becomes a chain through one-column slots.
+        self.width = width = {n: len(n) + 4 for n in ids}
+        self.chains: dict[tuple[str, str], list[str]] = {}
+        for src, tgt in down:
+            chain = [src]
+            for r in range(rank[src] + 1, rank[tgt]):
+                point = f"\0{src}\0{tgt}\0{r}"
+                rank[point], width[point] = r, 1
+                chain.append(point)
+            self.chains[(src, tgt)] = [*chain, tgt]
+        links = [pair for chain in self.chains.values() for pair in pairwise(chain)]
+        self.layers: list[list[str]] = [[] for _ in range(max(rank.values()) + 1)]
+        for item in rank:
+            self.layers[rank[item]].append(item)
+        _order(self.layers, links)
+        self.left = _place(self.layers, links, width)
+        self.ups: dict[str, list[str]] = {}
+        self.downs: dict[str, list[str]] = {}
+        for a, b in links:
+            self.downs.setdefault(a, []).append(b)
+            self.ups.setdefault(b, []).append(a)
+
+    def center(self, item: str) -> int:
+        return self.left[item] + self.width[item] // 2
+
+    def port(self, item: str, other: str, table: dict[str, list[str]]) -> int:
+        """Column where the line to ``other`` leaves ``item``: lines spread along the border."""
+        if self.width[item] == 1:
+            return self.left[item]
+        peers = sorted(table[item], key=self.center)
+        inner = self.width[item] - 2
+        return self.left[item] + 1 + (peers.index(other) + 1) * inner // (len(peers) + 1)
+
+    def paint(self, conditional: dict[tuple[str, str], bool]) -> list[str]:
+        tops = [0]
+        for upper in self.layers[:-1]:
+            spread = [abs(self.center(a) - self.center(b)) for a in upper for b in self.downs.get(a, ())]
+            tops.append(tops[-1] + 3 + min(6, max(3, (max(spread, default=0) + 5) // 6)))
+        canvas = _Canvas(tops[-1] + 3, max(self.left[i] + self.width[i] for i in self.rank) + 1)
+        for key, chain in self.chains.items():
+            mark = "." if conditional[key] else "*"
+            for a, b in pairwise(chain):
+                x1 = self.port(b, a, self.ups)
+                y1 = tops[self.rank[b]] - 1
+                canvas.line(self.port(a, b, self.downs), tops[self.rank[a]] + 3, x1, y1, mark)
+                if self.width[b] == 1:
+                    for dy in range(3):
+                        canvas.put(x1, y1 + 1 + dy, mark)
+        for item in self.ids:
+            top, x = tops[self.rank[item]], self.left[item]
+            border = "+" + "-" * (self.width[item] - 2) + "+"
+            canvas.text(x, top, border)
+            canvas.text(x, top + 1, f"| {item} |")
+            canvas.text(x, top + 2, border)
+        return canvas.rows()
 
 
 def _arrow(edge: Edge) -> str:

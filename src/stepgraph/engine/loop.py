@@ -126,6 +126,7 @@ class RunLoop:
         self.max_version: Any = None
         self.finishable: tuple[str, ...] = ()
         self.output_writes_seen = False
+        self.parent_task: Task | None = None
 
     # -- set-up -----------------------------------------------------------------------------
     def restore(self, saved: Any | None) -> None:
@@ -162,6 +163,15 @@ class RunLoop:
         from stepgraph.types import Command
 
         inp = self.input
+        parent = self.parent_task
+        if parent is not None:
+            # A subgraph shares its parent's resume values; when the parent re-runs this
+            # node to resume it, the child continues from its own checkpoint.
+            self.null_resume = parent.run.null_resume
+            self.resume_map = parent.run.resume_map
+            if parent.run.resuming and self.versions and not isinstance(inp, Command):
+                if any(c == INTERRUPT for _, c, _ in self.pending_writes):
+                    inp = None
         if isinstance(inp, Command):
             writes, resume = map_command(self, inp)
             if resume is not MISSING:

@@ -14,7 +14,14 @@ from typing import TYPE_CHECKING, Any
 from stepgraph.constants import ERROR
 from stepgraph.engine.context import reset_current_task, set_current_task
 from stepgraph.engine.retry import retry_delay
-from stepgraph.errors import GraphBubbleUp, GraphInterrupt, NodeCancelledError, NodeTimeoutError
+from stepgraph.engine.subgraph import parent_command_value
+from stepgraph.errors import (
+    GraphBubbleUp,
+    GraphInterrupt,
+    NodeCancelledError,
+    NodeTimeoutError,
+    ParentCommand,
+)
 
 if TYPE_CHECKING:
     from stepgraph.engine.tasks import Task
@@ -43,10 +50,10 @@ def _attempt_sync(task: Task) -> None:
     token = set_current_task(task)
     try:
         policy = task.timeout
-        if policy is None:
-            value = _body_sync(task)
-        else:
-            value = _with_timeout_sync(task, policy)
+        try:
+            value = _body_sync(task) if policy is None else _with_timeout_sync(task, policy)
+        except ParentCommand as exc:
+            value = parent_command_value(exc)
         _write_sync(task, value)
     finally:
         reset_current_task(token)
@@ -132,10 +139,10 @@ async def _attempt_async(task: Task) -> None:
     token = set_current_task(task)
     try:
         policy = task.timeout
-        if policy is None:
-            value = await _body_async(task)
-        else:
-            value = await _with_timeout_async(task, policy)
+        try:
+            value = await (_body_async(task) if policy is None else _with_timeout_async(task, policy))
+        except ParentCommand as exc:
+            value = parent_command_value(exc)
         for writer in task.node.writers:
             if writer.is_async:
                 await writer.arun(task, value)

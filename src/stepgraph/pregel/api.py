@@ -53,8 +53,13 @@ class PregelAPI:
     ) -> _Run:
         from stepgraph.pregel.setup import resolve_checkpointer, resolve_context
 
-        config = ensure_config(self.config, config)
         parent = current_task()
+        if parent is not None:
+            from stepgraph.engine.subgraph import child_config
+
+            config = child_config(self, parent, ensure_config(self.config, config))
+        else:
+            config = ensure_config(self.config, config)
         if values_only:
             modes, single = [], True
         else:
@@ -62,7 +67,8 @@ class PregelAPI:
         mode_set = frozenset(modes)
         sink: StreamSink
         if parent is not None and parent.run.sink.subgraphs:
-            sink = ForwardingSink(parent.run.sink, mode_set)
+            ns = config["configurable"]["checkpoint_ns"]
+            sink = ForwardingSink(parent.run.sink, mode_set, tuple(ns.split("|")) if ns else ())
         else:
             sink = StreamSink(mode_set, subgraphs=subgraphs)
         saver = resolve_checkpointer(self, config)
@@ -81,6 +87,8 @@ class PregelAPI:
             durability=durability or "async",
             runtime=parent.runtime if parent is not None else None,
         )
+        if parent is not None:
+            loop.parent_task = parent
         live = bool({"custom", "messages"} & mode_set) and parent is None
         return _Run(loop, single, subgraphs, version, live)
 
@@ -103,6 +111,7 @@ class PregelAPI:
         )
         for part in drive_sync(run.loop, live=run.live):
             yield shape(part, run.single, run.subgraphs, run.version)
+        _raise_nested_interrupt(run.loop)
 
     def invoke(
         self, input: Any, config: Any = None, *, context: Any = None, stream_mode: Any = "values",
@@ -148,6 +157,7 @@ class PregelAPI:
 
         async for part in drive_async(run.loop):
             yield shape(part, run.single, run.subgraphs, run.version)
+        _raise_nested_interrupt(run.loop)
 
     async def ainvoke(
         self, input: Any, config: Any = None, *, context: Any = None, stream_mode: Any = "values",
@@ -182,7 +192,18 @@ class PregelAPI:
         return list(await asyncio.gather(*(self.ainvoke(i, c, **kwargs) for i, c in zip(inputs, configs, strict=True))))
 
 
+def _raise_nested_interrupt(loop: RunLoop) -> None:
+    if loop.parent_task is not None and loop.interrupts:
+        from stepgraph.errors import GraphInterrupt
+
+        raise GraphInterrupt(tuple(loop.interrupts))
+
+
 def _result(loop: RunLoop, version: str) -> Any:
+    if loop.parent_task is not None and loop.interrupts:
+        from stepgraph.errors import GraphInterrupt
+
+        raise GraphInterrupt(tuple(loop.interrupts))
     if version == "v2":
         from stepgraph.types import GraphOutput
 

@@ -50,20 +50,63 @@ def _normalize(supersteps: Sequence[Sequence[Any]]) -> list[list[tuple[Any, Any,
 class StateAPI:
     """Mixin of ``Pregel``: reading and changing a thread's saved state."""
 
-    def get_state(self: Pregel, config: Any, *, subgraphs: bool = False) -> StateSnapshot:  # type: ignore[misc]
-        """The state at the latest (or the given ``checkpoint_id``) checkpoint of a thread."""
-        saver = _saver(self)
+    def get_state(self: Pregel, config: Any, *, subgraphs: bool = False, _saver_: Any = None) -> StateSnapshot:  # type: ignore[misc]
+        """The state at the latest (or the given ``checkpoint_id``) checkpoint of a thread.
+
+        With ``subgraphs=True`` each pending subgraph task carries the child's snapshot in
+        ``tasks[i].state``. A config whose ``checkpoint_ns`` names a subgraph task reads
+        that subgraph's state.
+        """
+        saver = _saver_ or _saver(self)
         config = _config(self, config)
+        child = _delegate(self, config)
+        if child is not None:
+            return child.get_state(config, subgraphs=subgraphs, _saver_=saver)
         saved = saver.get_tuple(config)
         explicit = "checkpoint_id" in config["configurable"]
-        return snapshot(self, config, saver, saved, apply_pending=not explicit)
+        snap = snapshot(self, config, saver, saved, apply_pending=not explicit)
+        if subgraphs:
+            snap = _with_child_states(
+                self, snap, saver, lambda g, c: _NsGraph(g, "").get_state(c, subgraphs=True, _saver_=saver)
+            )
+        return snap
 
-    async def aget_state(self: Pregel, config: Any, *, subgraphs: bool = False) -> StateSnapshot:  # type: ignore[misc]
-        saver = _saver(self)
+    async def aget_state(self: Pregel, config: Any, *, subgraphs: bool = False, _saver_: Any = None) -> StateSnapshot:  # type: ignore[misc]
+        saver = _saver_ or _saver(self)
         config = _config(self, config)
+        child = _delegate(self, config)
+        if child is not None:
+            return await child.aget_state(config, subgraphs=subgraphs, _saver_=saver)
         saved = await saver.aget_tuple(config)
         explicit = "checkpoint_id" in config["configurable"]
-        return snapshot(self, config, saver, saved, apply_pending=not explicit)
+        snap = snapshot(self, config, saver, saved, apply_pending=not explicit)
+        if subgraphs:
+            states = {}
+            for t in snap.tasks:
+                graph = _task_graph(self, t)
+                if graph is not None and isinstance(t.state, dict):
+                    states[t.id] = await _NsGraph(graph, "").aget_state(t.state, subgraphs=True, _saver_=saver)
+            snap = snap._replace(tasks=tuple(t._replace(state=states.get(t.id, t.state)) for t in snap.tasks))
+        return snap
+
+    def get_subgraphs(self: Pregel, *, namespace: str | None = None, recurse: bool = False) -> Iterator[tuple[str, Pregel]]:  # type: ignore[misc]
+        """``(name, graph)`` of the compiled graphs used as nodes (``a|b`` when recursing)."""
+        for name, node in self.nodes.items():
+            for graph in node.subgraphs:
+                if graph.checkpointer is False:
+                    continue
+                if namespace is not None and not (namespace == name or namespace.startswith(name + "|")):
+                    continue
+                if namespace is None or namespace == name:
+                    yield name, graph
+                if recurse or (namespace is not None and namespace != name):
+                    rest = None if namespace is None or namespace == name else namespace[len(name) + 1:]
+                    for child, sub in graph.get_subgraphs(namespace=rest, recurse=recurse):
+                        yield f"{name}|{child}", sub
+
+    async def aget_subgraphs(self: Pregel, *, namespace: str | None = None, recurse: bool = False) -> AsyncIterator[tuple[str, Pregel]]:  # type: ignore[misc]
+        for item in self.get_subgraphs(namespace=namespace, recurse=recurse):
+            yield item
 
     def get_state_history(
         self: Pregel, config: Any, *, filter: dict[str, Any] | None = None,  # type: ignore[misc]
@@ -117,6 +160,61 @@ class StateAPI:
     async def aupdate_state(self: Pregel, config: Any, values: Any, as_node: str | None = None,  # type: ignore[misc]
                             task_id: str | None = None) -> Any:
         return await self.abulk_update_state(config, [[(values, as_node, task_id)]])
+
+
+def _task_graph(graph: Pregel, task: Any) -> Any:
+    node = graph.nodes.get(task.name)
+    if node is None or not node.subgraphs:
+        return None
+    return node.subgraphs[0]
+
+
+def _delegate(graph: Pregel, config: Any) -> Any:
+    """The subgraph a config's ``checkpoint_ns`` points into (``None`` for this graph)."""
+    ns = config["configurable"].get("checkpoint_ns") or ""
+    if not ns:
+        return None
+    child: Any = graph
+    for segment in ns.split("|"):
+        name = segment.split(":", 1)[0]
+        if name.isdigit():
+            continue
+        node = child.nodes.get(name)
+        if node is None or not node.subgraphs:
+            raise ValueError(f"Subgraph {name} not found")
+        child = node.subgraphs[0]
+    return _NsGraph(child, ns)
+
+
+class _NsGraph:
+    """A subgraph addressed by namespace: its state API reads that namespace."""
+
+    def __init__(self, graph: Pregel, ns: str) -> None:
+        self.graph = graph
+        self.ns = ns
+
+    def get_state(self, config: Any, *, subgraphs: bool = False, _saver_: Any = None) -> Any:
+        saved = _saver_.get_tuple(config)
+        explicit = "checkpoint_id" in config["configurable"]
+        snap = snapshot(self.graph, config, _saver_, saved, apply_pending=not explicit)
+        if subgraphs:
+            snap = _with_child_states(self.graph, snap, _saver_, lambda g, c: _NsGraph(g, "").get_state(c, subgraphs=True, _saver_=_saver_))
+        return snap
+
+    async def aget_state(self, config: Any, *, subgraphs: bool = False, _saver_: Any = None) -> Any:
+        saved = await _saver_.aget_tuple(config)
+        explicit = "checkpoint_id" in config["configurable"]
+        return snapshot(self.graph, config, _saver_, saved, apply_pending=not explicit)
+
+
+def _with_child_states(graph: Pregel, snap: Any, saver: Any, read: Any) -> Any:
+    tasks = []
+    for t in snap.tasks:
+        child = _task_graph(graph, t)
+        if child is not None and isinstance(t.state, dict):
+            t = t._replace(state=read(child, t.state))
+        tasks.append(t)
+    return snap._replace(tasks=tuple(tasks))
 
 
 def _compute(graph: Pregel, config: Any, saver: Any, saved: Any, updates: list[tuple[Any, Any, Any]]) -> Any:

@@ -82,17 +82,26 @@ class StreamSink:
 
 
 class ForwardingSink(StreamSink):
-    """A child graph's sink that forwards parts into its parent's sink, namespaced."""
+    """A child graph's sink: parts go to the parent's stream (which streams subgraphs) and,
+    for the modes the child's own caller asked for, to that caller (namespace made relative).
+    """
 
-    __slots__ = ("target",)
+    __slots__ = ("target", "local", "base")
 
-    def __init__(self, target: StreamSink, modes: frozenset[str]) -> None:
-        super().__init__(modes, subgraphs=True)
+    def __init__(self, target: StreamSink, local: frozenset[str], base: tuple[str, ...]) -> None:
+        super().__init__(local | target.modes, subgraphs=True)
         self.target = target
+        self.local = local
+        self.base = base
 
     def emit(self, ns: tuple[str, ...], mode: str, payload: Any) -> None:
-        if mode in self.modes:
+        if mode in self.target.modes:
             self.target.emit(ns, mode, payload)
+        if mode in self.local:
+            rel = ns[len(self.base):] if ns[: len(self.base)] == self.base else ns
+            if not rel:
+                self.parts.append((rel, mode, payload))
+                self._notify()
 
 
 EmitFn = Callable[[tuple[str, ...], str, Any], None]

@@ -91,12 +91,17 @@ def test_config_helpers() -> None:
     assert "[SG410]" in str(info.value) and "Hint:" in str(info.value)
 
 
-def test_string_versions_have_the_langgraph_format() -> None:
-    """next_string_version yields '%032d.%016f' strings counting up from any current version."""
+def test_string_versions_sort_as_counters() -> None:
+    """next_string_version yields short sortable strings counting up from any current version."""
     first = next_string_version(None)
-    assert re.fullmatch(r"0{31}1\.\d{9}\.\d{6}", first)
-    assert next_string_version(first).startswith("0" * 31 + "2.")
-    assert next_string_version(41).startswith("0" * 30 + "42.")
+    assert re.fullmatch(r"0{11}1\.[0-9a-f]{6}", first)
+    assert next_string_version(first).startswith("0" * 11 + "2.")
+    assert next_string_version(41).startswith("0" * 10 + "42.")
+    assert next_string_version("00000000000000000000000000000041.123456") > "0" * 11 + "41.ffffff"
+    versions = [first]
+    for _ in range(120):
+        versions.append(next_string_version(versions[-1]))
+    assert versions == sorted(versions)
 
 
 class Minimal(BaseCheckpointSaver):

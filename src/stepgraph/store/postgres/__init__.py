@@ -1,0 +1,72 @@
+"""``PostgresStore`` and ``AsyncPostgresStore``: durable stores in PostgreSQL, on psycopg 3.
+
+Give a store a psycopg ``Connection`` (calls are serialized by a lock; ``autocommit=True`` is
+recommended, as ``from_conn_string`` does) or a ``psycopg_pool.ConnectionPool`` (each call
+borrows a connection). Every batch runs in one transaction. Tables (``sg_store*``) are
+created on first use or by ``setup()`` (versioned, serialized across processes by an advisory
+lock). Vectors are float32 ``BYTEA`` and ranked in Python: pgvector is not needed. psycopg
+is imported when a store is created; install it with ``pip install 'stepgraph[postgres]'``.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from functools import partial
+from typing import Any, Self
+
+from stepgraph.checkpoint._flows import Flow, R, drive, execute
+from stepgraph.store._sql import POSTGRES
+from stepgraph.store._sqlstore import SqlStore
+from stepgraph.store.base import IndexConfig, TTLConfig
+from stepgraph.store.postgres._driver import is_pool, require_psycopg
+from stepgraph.store.postgres.aio import AsyncPostgresStore
+
+__all__ = ["AsyncPostgresStore", "PostgresStore"]
+
+
+class PostgresStore(SqlStore):
+    """A store on a psycopg ``Connection`` or ``ConnectionPool``; async methods use a thread."""
+
+    sql = POSTGRES
+
+    def __init__(
+        self, conn: Any, *, index: IndexConfig | None = None, ttl: TTLConfig | None = None
+    ) -> None:
+        self._psycopg = require_psycopg()
+        super().__init__(index=index, ttl=ttl)
+        self.conn = conn
+        self.lock = threading.Lock()
+        self._pool = is_pool(conn)
+
+    @classmethod
+    @contextmanager
+    def from_conn_string(
+        cls, conn_string: str, *, index: IndexConfig | None = None, ttl: TTLConfig | None = None
+    ) -> Iterator[Self]:
+        """A store on a new autocommit connection to ``conn_string``, closed on exit."""
+        psycopg = require_psycopg()
+        with psycopg.Connection.connect(conn_string, autocommit=True, prepare_threshold=0) as conn:
+            yield cls(conn, index=index, ttl=ttl)
+
+    def setup(self) -> None:
+        """Create or migrate the tables (idempotent; also runs on first use)."""
+        self._migrate()
+
+    @contextmanager
+    def _connection(self) -> Iterator[Any]:
+        if self._pool:
+            with self.conn.connection() as conn:
+                yield conn
+        else:
+            with self.lock:
+                yield self.conn
+
+    def _transact(self, flow: Flow[R], write: bool) -> R:
+        with (
+            self._connection() as conn,
+            conn.transaction(),
+            conn.cursor(row_factory=self._psycopg.rows.tuple_row) as cursor,
+        ):
+            return drive(flow, partial(execute, cursor))

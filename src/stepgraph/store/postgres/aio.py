@@ -1,0 +1,89 @@
+"""``AsyncPostgresStore``: the PostgreSQL store on psycopg's ``AsyncConnection``/``AsyncConnectionPool``.
+
+The sync methods also work when called from a thread other than the store's event loop
+(they are scheduled on it); called on the loop itself they raise ``StoreError`` SG435.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from functools import partial
+from typing import Any, Self
+
+from stepgraph.checkpoint._flows import Flow, R, adrive, aexecute
+from stepgraph.store._sql import POSTGRES
+from stepgraph.store._sqlstore import SqlStore
+from stepgraph.store.base import IndexConfig, StoreError, TTLConfig
+from stepgraph.store.postgres._driver import is_pool, require_psycopg
+
+__all__ = ["AsyncPostgresStore"]
+
+
+class AsyncPostgresStore(SqlStore):
+    """A store on a psycopg ``AsyncConnection`` (lock-serialized) or ``AsyncConnectionPool``."""
+
+    sql = POSTGRES
+
+    def __init__(
+        self, conn: Any, *, index: IndexConfig | None = None, ttl: TTLConfig | None = None
+    ) -> None:
+        self._psycopg = require_psycopg()
+        super().__init__(index=index, ttl=ttl)
+        self.conn = conn
+        self.lock = asyncio.Lock()
+        self._pool = is_pool(conn)
+        try:
+            self.loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+        except RuntimeError:
+            self.loop = None
+
+    @classmethod
+    @asynccontextmanager
+    async def from_conn_string(
+        cls, conn_string: str, *, index: IndexConfig | None = None, ttl: TTLConfig | None = None
+    ) -> AsyncIterator[Self]:
+        """A store on a new autocommit connection to ``conn_string``, closed on exit."""
+        psycopg = require_psycopg()
+        async with await psycopg.AsyncConnection.connect(
+            conn_string, autocommit=True, prepare_threshold=0
+        ) as conn:
+            yield cls(conn, index=index, ttl=ttl)
+
+    async def setup(self) -> None:  # type: ignore[override]
+        """Create or migrate the tables (idempotent; also runs on first use)."""
+        await self._amigrate()
+
+    @asynccontextmanager
+    async def _connection(self) -> AsyncIterator[Any]:
+        if self._pool:
+            async with self.conn.connection() as conn:
+                yield conn
+        else:
+            async with self.lock:
+                yield self.conn
+
+    async def _atransact(self, flow: Flow[R], write: bool) -> R:
+        if self.loop is None:
+            self.loop = asyncio.get_running_loop()
+        async with (
+            self._connection() as conn,
+            conn.transaction(),
+            conn.cursor(row_factory=self._psycopg.rows.tuple_row) as cursor,
+        ):
+            return await adrive(flow, partial(aexecute, cursor))
+
+    def _transact(self, flow: Flow[R], write: bool) -> R:
+        try:
+            running: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if self.loop is None or running is self.loop:
+            raise StoreError(
+                "A sync method of AsyncPostgresStore was called on its own event loop "
+                "(or before the store was used from one); it would block the loop.",
+                code="SG435",
+                hint="await the async twin (aget, aput, asearch, ...) instead",
+            )
+        return asyncio.run_coroutine_threadsafe(self._atransact(flow, write), self.loop).result()
