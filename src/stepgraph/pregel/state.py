@@ -36,6 +36,13 @@ def _config(graph: Pregel, config: Any) -> Any:
     return config
 
 
+def _history_config(graph: Pregel, config: Any) -> Any:
+    """History lists one namespace: the root's unless the config names a subgraph's."""
+    config = _config(graph, config)
+    configurable = {"checkpoint_ns": "", **config["configurable"]}
+    return {**config, "configurable": configurable}
+
+
 def _normalize(supersteps: Sequence[Sequence[Any]]) -> list[list[tuple[Any, Any, Any]]]:
     if not supersteps:
         raise ValueError("No supersteps provided")
@@ -114,18 +121,20 @@ class StateAPI:
     ) -> Iterator[StateSnapshot]:
         """Snapshots of a thread, newest first."""
         saver = _saver(self)
-        config = _config(self, config)
+        config = _history_config(self, config)
+        graph = _target(self, config)
         for saved in saver.list(config, filter=filter, before=before, limit=limit):
-            yield snapshot(self, config, saver, saved, apply_pending=False)
+            yield snapshot(graph, config, saver, saved, apply_pending=False)
 
     async def aget_state_history(
         self: Pregel, config: Any, *, filter: dict[str, Any] | None = None,  # type: ignore[misc]
         before: Any = None, limit: int | None = None,
     ) -> AsyncIterator[StateSnapshot]:
         saver = _saver(self)
-        config = _config(self, config)
+        config = _history_config(self, config)
+        graph = _target(self, config)
         async for saved in saver.alist(config, filter=filter, before=before, limit=limit):
-            yield snapshot(self, config, saver, saved, apply_pending=False)
+            yield snapshot(graph, config, saver, saved, apply_pending=False)
 
     def bulk_update_state(self: Pregel, config: Any, supersteps: Sequence[Sequence[Any]]) -> Any:  # type: ignore[misc]
         """Apply several supersteps of updates; returns the config of the last checkpoint."""
@@ -133,8 +142,9 @@ class StateAPI:
         config = _config(self, config)
         steps = _normalize(supersteps)
         saved = saver.get_tuple(config)
+        graph = _target(self, config)
         for updates in steps:
-            result = _compute(self, config, saver, saved, updates)
+            result = _compute(graph, config, saver, saved, updates)
             new_config = saver.put(*result)
             saved = saver.get_tuple(new_config)
             config = new_config
@@ -145,8 +155,9 @@ class StateAPI:
         config = _config(self, config)
         steps = _normalize(supersteps)
         saved = await saver.aget_tuple(config)
+        graph = _target(self, config)
         for updates in steps:
-            result = _compute(self, config, saver, saved, updates)
+            result = _compute(graph, config, saver, saved, updates)
             new_config = await saver.aput(*result)
             saved = await saver.aget_tuple(new_config)
             config = new_config
@@ -167,6 +178,12 @@ def _task_graph(graph: Pregel, task: Any) -> Any:
     if node is None or not node.subgraphs:
         return None
     return node.subgraphs[0]
+
+
+def _target(graph: Pregel, config: Any) -> Any:
+    """The graph whose state a config addresses (a subgraph when it names one's namespace)."""
+    child = _delegate(graph, config)
+    return graph if child is None else child.graph
 
 
 def _delegate(graph: Pregel, config: Any) -> Any:

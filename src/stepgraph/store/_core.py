@@ -10,6 +10,7 @@ TTL restart it (``refresh_ttl``); writes sweep expired items every ``sweep_inter
 from __future__ import annotations
 
 import asyncio
+import math
 import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
@@ -34,6 +35,13 @@ __all__ = ["BatchPlan", "PlannedStore", "Write"]
 
 DEFAULT_SWEEP_MINUTES = 5
 _US_PER_MINUTE = 60_000_000
+_MAX_TIME = 2**62
+"""Latest expiry (µs): far future, and still a valid SQL BIGINT."""
+
+
+def expiry(now: int, ttl: float) -> int:
+    """When an item with ``ttl`` minutes, written or read at ``now`` (µs), expires."""
+    return min(now + int(ttl * _US_PER_MINUTE), _MAX_TIME)
 
 
 class Write:
@@ -55,7 +63,7 @@ class Write:
         self.index = op.index
         ttl = op.ttl
         if ttl is not None and (
-            isinstance(ttl, bool) or not isinstance(ttl, (int, float)) or not ttl > 0
+            isinstance(ttl, bool) or not isinstance(ttl, (int, float)) or not 0 < ttl < math.inf
         ):
             raise StoreError(
                 f"ttl must be a positive number of minutes or None, got {ttl!r}.",
@@ -63,7 +71,7 @@ class Write:
                 hint="ttl=60 keeps an item for an hour after its last write or read",
             )
         self.ttl: float | None = None if ttl is None else float(ttl)
-        self.expires = None if ttl is None else now + int(ttl * _US_PER_MINUTE)
+        self.expires = None if ttl is None else expiry(now, ttl)
         self.vectors: list[tuple[str, Vector]] = []
 
 
@@ -138,7 +146,7 @@ class BatchPlan:
     def touch(self, op: GetOp | SearchOp, record: Record) -> None:
         """Restart ``record``'s TTL if ``op`` asks for it."""
         if op.refresh_ttl and record.ttl is not None:
-            record.expires = self.now + int(record.ttl * _US_PER_MINUTE)
+            record.expires = expiry(self.now, record.ttl)
             self.refreshed.append(record)
 
     def found(self, i: int, op: GetOp, record: Record | None) -> None:

@@ -215,8 +215,9 @@ def _search(d: StoreSQL, op: SearchOp, query: Vector | None, now: int) -> Flow[l
 
 def _write(d: StoreSQL, plan: BatchPlan) -> Flow[None]:
     """Apply the plan's deduplicated puts and deletes."""
-    keys = [(encode_ns(w.namespace), w.key) for w in plan.writes.values()]
-    pairs = list(zip(keys, plan.writes.values(), strict=True))
+    # Rows are written in key order, so concurrent batches lock them in the same order.
+    pairs = sorted(((encode_ns(w.namespace), w.key), w) for w in plan.writes.values())
+    keys = [key for key, _ in pairs]
     yield Op(d.delete_vectors, keys, kind="many")
     deletes = [key for key, w in pairs if w.value is None]
     if deletes:
@@ -250,7 +251,8 @@ def run_plan(d: StoreSQL, plan: BatchPlan) -> Flow[list[Result]]:
             plan.results[i] = list_namespaces(op, (decode_ns(row[0]) for row in rows))
     if plan.refreshed:
         refreshed = {(encode_ns(r.namespace), r.key): r.expires for r in plan.refreshed}
-        yield Op(d.refresh, [(exp, *key) for key, exp in refreshed.items()], kind="many")
+        rows = [(exp, *key) for key, exp in sorted(refreshed.items())]
+        yield Op(d.refresh, rows, kind="many")
     if plan.writes:
         yield from _write(d, plan)
     if plan.sweep:

@@ -74,6 +74,7 @@ class InMemoryStore(PlannedStore):
 
     def _under(self, prefix: tuple[str, ...], now: int) -> Iterator[_MemRecord]:
         """Live records whose namespace starts with ``prefix``, in insertion order."""
+        prefix = tuple(prefix)
         n = len(prefix)
         groups = [items.values() for ns, items in self._data.items() if ns[:n] == prefix]
         merged = groups[0] if len(groups) == 1 else heapq.merge(*groups, key=_by_seq)
