@@ -39,7 +39,7 @@ JOIN_PREFIX: Final = "join:"
 SELF: Final = "__self__"
 
 RESERVED: Final = frozenset(
-    {TASKS, PUSH, PULL, INPUT, INTERRUPT, RESUME, ERROR, NO_WRITES, RETURN, PREVIOUS, SCHEDULED}
+    {TASKS, PUSH, PULL, INPUT, INTERRUPT, RESUME, ERROR, NO_WRITES, RETURN, SCHEDULED}
 )
 """Write keys that never name a user channel."""
 

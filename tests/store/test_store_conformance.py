@@ -34,7 +34,9 @@ class TestAsyncSqliteStore(StoreConformance):
         async with AsyncExitStack() as stack:
 
             async def make(**kw: Any) -> AsyncSqliteStore:
-                return await stack.enter_async_context(AsyncSqliteStore.from_conn_string(path, **kw))
+                return await stack.enter_async_context(
+                    AsyncSqliteStore.from_conn_string(path, **kw)
+                )
 
             yield make
 

@@ -54,6 +54,9 @@ def _attempt_sync(task: Task) -> None:
             value = _body_sync(task) if policy is None else _with_timeout_sync(task, policy)
         except ParentCommand as exc:
             value = parent_command_value(exc)
+        finally:
+            if task.pending_calls:
+                _wait_calls(task)
         _write_sync(task, value)
     finally:
         reset_current_task(token)
@@ -95,6 +98,16 @@ def _check_expired(task: Task, policy: Any, start: float) -> None:
     if policy.idle_timeout is not None and now - task.last_progress >= policy.idle_timeout:
         raise NodeTimeoutError(task.name, elapsed, kind="idle", run_timeout=policy.run_timeout,
                                idle_timeout=policy.idle_timeout)
+
+
+def _wait_calls(task: Task) -> None:
+    """Functional-API task calls finish (and store their results) before their caller."""
+    for fut in task.pending_calls:
+        try:
+            fut.result()
+        except BaseException:  # noqa: BLE001, S110 - the caller saw (or ignored) the error
+            pass
+    task.pending_calls.clear()
 
 
 def run_task_sync(task: Task) -> None:

@@ -56,6 +56,8 @@ class Task:
         "subgraph_calls",
         "sort_key",
         "cached_done",
+        "call_counter",
+        "pending_calls",
     )
 
     def __init__(
@@ -92,6 +94,8 @@ class Task:
         self.subgraph_calls = 0
         self.sort_key = path_sort_key(path)
         self.cached_done = False
+        self.call_counter = 0
+        self.pending_calls: list[Any] = []
 
     def __repr__(self) -> str:
         return f"Task(name={self.name!r}, id={self.id!r}, path={self.path!r})"

@@ -203,7 +203,9 @@ def _search(d: StoreSQL, op: SearchOp, query: Vector | None, now: int) -> Flow[l
         return [(r, None) for r in hits[offset : offset + limit]]
     sql, params = d.under(d.select_live, op.namespace_prefix, now)
     rows = yield Op(sql + " ORDER BY seq", params)
-    records = {(r.namespace, r.key): r for r in map(decode_row, rows) if matches(r.value, op.filter)}
+    records = {
+        (r.namespace, r.key): r for r in map(decode_row, rows) if matches(r.value, op.filter)
+    }
     if records:
         sql, params = d.under(d.select_vectors, op.namespace_prefix)
         for prefix, key, blob in (yield Op(sql, params)):

@@ -111,9 +111,7 @@ class InMemoryStore(PlannedStore):
         self._expiring.discard((namespace, key))
 
     def _sweep(self, now: int) -> int:
-        expired = [
-            (ns, key) for ns, key in self._expiring if not self._data[ns][key].live(now)
-        ]
+        expired = [(ns, key) for ns, key in self._expiring if not self._data[ns][key].live(now)]
         for ns, key in expired:
             self._remove(ns, key)
         return len(expired)

@@ -144,7 +144,9 @@ class StoreConformance:
         item = await api.get(("users", "u1"), "prefs")
         assert isinstance(item, Item) and not isinstance(item, SearchItem)
         assert (item.namespace, item.key, item.value) == (("users", "u1"), "prefs", value)
-        assert item.created_at == item.updated_at and item.created_at.utcoffset().total_seconds() == 0
+        assert (
+            item.created_at == item.updated_at and item.created_at.utcoffset().total_seconds() == 0
+        )
 
     async def test_update_keeps_created_at(self, api: StoreAPI) -> None:
         """Putting an existing key replaces its value, bumps updated_at, keeps created_at."""
@@ -327,12 +329,29 @@ class StoreConformance:
         assert await api.list_namespaces() == [
             ("a", "x", "1"), ("a", "x", "2"), ("a", "y"), ("a-z",), ("b", "x", "1"),
         ]  # fmt: skip
-        assert await api.list_namespaces(prefix=("a",)) == [("a", "x", "1"), ("a", "x", "2"), ("a", "y")]
-        assert await api.list_namespaces(prefix=("*", "x")) == [("a", "x", "1"), ("a", "x", "2"), ("b", "x", "1")]
+        assert await api.list_namespaces(prefix=("a",)) == [
+            ("a", "x", "1"),
+            ("a", "x", "2"),
+            ("a", "y"),
+        ]
+        assert await api.list_namespaces(prefix=("*", "x")) == [
+            ("a", "x", "1"),
+            ("a", "x", "2"),
+            ("b", "x", "1"),
+        ]
         assert await api.list_namespaces(suffix=("1",)) == [("a", "x", "1"), ("b", "x", "1")]
-        assert await api.list_namespaces(suffix=("x", "*")) == [("a", "x", "1"), ("a", "x", "2"), ("b", "x", "1")]
+        assert await api.list_namespaces(suffix=("x", "*")) == [
+            ("a", "x", "1"),
+            ("a", "x", "2"),
+            ("b", "x", "1"),
+        ]
         assert await api.list_namespaces(prefix=("a",), suffix=("2",)) == [("a", "x", "2")]
-        assert await api.list_namespaces(max_depth=2) == [("a", "x"), ("a", "y"), ("a-z",), ("b", "x")]
+        assert await api.list_namespaces(max_depth=2) == [
+            ("a", "x"),
+            ("a", "y"),
+            ("a-z",),
+            ("b", "x"),
+        ]
         assert await api.list_namespaces(max_depth=1, limit=2, offset=1) == [("a-z",), ("b",)]
         assert await api.list_namespaces(prefix=("a", "x", "1", "deeper")) == []
 
@@ -428,7 +447,9 @@ class StoreConformance:
     async def test_query_ranks_by_cosine_similarity(self, open_api: Any, embedder: str) -> None:
         """With an index, a query ranks items by cosine similarity; scores are floats."""
         api = await self.semantic(open_api, EMBEDDERS[embedder])
-        await fill(api, ("d",), {"mix": {"t": "cat dog"}, "dog": {"t": "dog"}, "cat": {"t": "cat cat"}})
+        await fill(
+            api, ("d",), {"mix": {"t": "cat dog"}, "dog": {"t": "dog"}, "cat": {"t": "cat cat"}}
+        )
         found = await api.search(("d",), query="cat")
         assert [i.key for i in found] == ["cat", "mix", "dog"]
         assert [round(i.score, 4) for i in found] == [1.0, 0.7071, 0.0]

@@ -1,0 +1,165 @@
+"""Functional-API task calls: a ``@task`` called inside a running node becomes a sub-task.
+
+Each call gets a deterministic id from its caller's id and its call index, runs on the
+shared pool (sync) or the event loop (async), and stores its result as a ``__return__``
+write, so a resumed caller that replays its calls gets stored results instead of running
+finished tasks again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import threading
+from concurrent.futures import Future
+from typing import TYPE_CHECKING, Any
+
+from stepgraph.constants import INTERRUPT, PUSH, RESUME, RETURN
+from stepgraph.engine.context import current_task, reset_current_task, set_current_task
+from stepgraph.engine.ids import task_id as make_task_id
+from stepgraph.engine.retry import retry_delay
+from stepgraph.engine.tasks import Task
+from stepgraph.errors import GraphInterrupt
+
+if TYPE_CHECKING:
+    from stepgraph.engine.node import PregelNode
+
+
+class SyncFuture(Future):  # type: ignore[type-arg]
+    """A task call's future; ``result()`` runs the call inline if no worker took it yet."""
+
+    def __init__(self, run: Any) -> None:
+        super().__init__()
+        self._run = run
+        self._claim = threading.Lock()
+        self._claimed = False
+
+    def claim_and_run(self) -> None:
+        with self._claim:
+            if self._claimed:
+                return
+            self._claimed = True
+        try:
+            self.set_result(self._run())
+        except BaseException as exc:  # noqa: BLE001 - delivered through the future
+            self.set_exception(exc)
+
+    def result(self, timeout: float | None = None) -> Any:
+        self.claim_and_run()
+        return super().result(timeout)
+
+
+def _saved(loop: Any, tid: str) -> tuple[bool, Any, list[Any]]:
+    done, value, resume = False, None, []
+    for t, chan, v in loop.pending_writes:
+        if t != tid:
+            continue
+        if chan == RETURN:
+            done, value = True, v
+        elif chan == RESUME:
+            resume = list(v)
+    return done, value, resume
+
+
+def call_task(node: PregelNode, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """Schedule a call of ``node`` from the running task; returns a future."""
+    parent = current_task()
+    if parent is None:
+        raise RuntimeError("Called get_config outside of a runnable context")
+    loop = parent.run
+    idx = parent.call_counter
+    parent.call_counter += 1
+    tid = make_task_id(parent.id, "call", idx)
+    path = (PUSH, parent.path, idx, parent.id, True)
+    sub = Task(tid, name, path, (args, kwargs), node, (PUSH,), loop, parent.step, node.timeout)
+    done, value, resume = _saved(loop, tid)
+    is_async = node.is_async
+    in_loop = _running_loop() is not None
+    if is_async and not in_loop:
+        raise RuntimeError("In an sync context async tasks cannot be called")
+    if done:
+        if is_async:
+            fut_a: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+            fut_a.set_result(value)
+            return fut_a
+        fut = SyncFuture(lambda: value)
+        fut.claim_and_run()
+        return fut
+    sub.resume = resume
+    if is_async:
+        return asyncio.ensure_future(_run_async(sub))
+    ctx = contextvars.copy_context()
+    fut = SyncFuture(lambda: ctx.run(_run_sync, sub))
+    from stepgraph.engine.pool import shared_pool
+
+    shared_pool().submit(fut.claim_and_run)
+    parent.pending_calls.append(fut)
+    return fut
+
+
+def _running_loop() -> Any:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
+
+
+def _finish(sub: Task, value: Any) -> Any:
+    loop = sub.run
+    loop.saves.task_writes(sub.id, [(RETURN, value)], sub.sort_key)
+    if "updates" in loop.sink.modes:
+        loop.emit("updates", {sub.name: value})
+    return value
+
+
+def _interrupted(sub: Task, exc: GraphInterrupt) -> None:
+    loop = sub.run
+    loop.saves.task_writes(sub.id, [(INTERRUPT, tuple(exc.interrupts))], sub.sort_key)
+    if sub.resume:
+        loop.saves.task_writes(sub.id, [(RESUME, list(sub.resume))], sub.sort_key)
+
+
+def _call_sync(sub: Task) -> Any:
+    args, kwargs = sub.input
+    fn = sub.node.bound[0]
+    return fn.func(*args, **kwargs)
+
+
+def _run_sync(sub: Task) -> Any:
+    import time
+
+    while True:
+        token = set_current_task(sub)
+        try:
+            return _finish(sub, _call_sync(sub))
+        except GraphInterrupt as exc:
+            _interrupted(sub, exc)
+            raise
+        except Exception as exc:
+            delay = retry_delay(sub.retry_policy, exc, sub.attempt) if sub.node.retry_policy else None
+            if delay is None:
+                raise
+            sub.reset_attempt()
+            time.sleep(delay)
+        finally:
+            reset_current_task(token)
+
+
+async def _run_async(sub: Task) -> Any:
+    while True:
+        token = set_current_task(sub)
+        try:
+            args, kwargs = sub.input
+            value = await sub.node.bound[0].func(*args, **kwargs)
+            return _finish(sub, value)
+        except GraphInterrupt as exc:
+            _interrupted(sub, exc)
+            raise
+        except Exception as exc:
+            delay = retry_delay(sub.retry_policy, exc, sub.attempt) if sub.node.retry_policy else None
+            if delay is None:
+                raise
+            sub.reset_attempt()
+            await asyncio.sleep(delay)
+        finally:
+            reset_current_task(token)

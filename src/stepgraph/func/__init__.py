@@ -1,0 +1,145 @@
+"""The functional API: ``@entrypoint`` turns a function into a graph, ``@task`` into a step.
+
+A workflow is plain Python: an entrypoint calls tasks, which return futures and may run in
+parallel. With a checkpointer, each finished task's result is stored, so when a workflow
+resumes after ``interrupt()`` its completed tasks are not run again.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from stepgraph.channels import EphemeralValue, LastValue
+from stepgraph.constants import END, PREVIOUS, START
+from stepgraph.engine.callable import NodeFunction, callable_name, is_async_callable
+from stepgraph.engine.node import PregelNode, Writer
+from stepgraph.pregel.main import Pregel
+from stepgraph.types import CachePolicy, RetryPolicy, TimeoutPolicy
+
+__all__ = ["entrypoint", "task"]
+
+R = TypeVar("R")
+S = TypeVar("S")
+
+
+def _reject_generators(fn: Callable[..., Any]) -> None:
+    if inspect.isgeneratorfunction(fn) or inspect.isasyncgenfunction(fn):
+        raise NotImplementedError("Generators are not supported in the Functional API.")
+
+
+class _TaskFunction(Generic[R]):
+    """A function decorated with ``@task``: calling it schedules a task and returns a future."""
+
+    def __init__(self, func: Callable[..., Any], *, name: str | None, retry_policy: Any,
+                 cache_policy: CachePolicy | None, timeout: Any) -> None:
+        _reject_generators(func)
+        self.func = func
+        self.name = name or callable_name(func)
+        policies = () if retry_policy is None else (
+            (retry_policy,) if isinstance(retry_policy, RetryPolicy) else tuple(retry_policy)
+        )
+        self.node = PregelNode(
+            triggers=(), channels=(), bound=NodeFunction(func, self.name),
+            retry_policy=policies or None, cache_policy=cache_policy,
+            timeout=TimeoutPolicy.coerce(timeout), name=self.name,
+        )
+        functools.update_wrapper(self, func)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        from stepgraph.engine.calls import call_task
+
+        return call_task(self.node, self.name, args, kwargs)
+
+    def clear_cache(self, cache: Any) -> None:
+        """Forget this task's cached results in ``cache``."""
+        cache.clear([("__pregel_ns_writes", self.name)])
+
+    async def aclear_cache(self, cache: Any) -> None:
+        await cache.aclear([("__pregel_ns_writes", self.name)])
+
+
+def task(
+    __func_or_none__: Callable[..., Any] | None = None,
+    *,
+    name: str | None = None,
+    retry_policy: RetryPolicy | Sequence[RetryPolicy] | None = None,
+    cache_policy: CachePolicy | None = None,
+    timeout: float | TimeoutPolicy | None = None,
+    **kwargs: Any,
+) -> Any:
+    """Decorate a function as a task: calls return futures (``.result()`` or ``await``)."""
+    retry_policy = retry_policy or kwargs.pop("retry", None)
+
+    def decorate(func: Callable[..., Any]) -> _TaskFunction[Any]:
+        return _TaskFunction(func, name=name, retry_policy=retry_policy,
+                             cache_policy=cache_policy, timeout=timeout)
+
+    if __func_or_none__ is not None:
+        return decorate(__func_or_none__)
+    return decorate
+
+
+class _FinalWriter(Writer):
+    """Writes the entrypoint's result to the output and the value saved as ``previous``."""
+
+    __slots__ = ()
+
+    def run(self, task: Any, value: Any) -> None:
+        if isinstance(value, entrypoint.final):
+            task.writes.extend(((END, value.value), (PREVIOUS, value.save)))
+        else:
+            task.writes.extend(((END, value), (PREVIOUS, value)))
+
+
+class entrypoint(Generic[R]):  # noqa: N801 - LangGraph-compatible name
+    """Decorate a workflow function; the result is a runnable graph (a ``Pregel``).
+
+    The function takes one input argument and may ask for ``previous`` (the value saved by
+    the last run on this thread), ``config``, ``runtime``, ``writer`` and ``store``.
+    """
+
+    def __init__(self, checkpointer: Any = None, store: Any = None, cache: Any = None,
+                 context_schema: Any = None, cache_policy: CachePolicy | None = None,
+                 retry_policy: Any = None, timeout: Any = None, **kwargs: Any) -> None:
+        self.checkpointer = checkpointer
+        self.store = store
+        self.cache = cache
+        self.context_schema = context_schema or kwargs.get("config_schema")
+        self.cache_policy = cache_policy
+        self.retry_policy = retry_policy or kwargs.get("retry")
+        self.timeout = timeout
+
+    @dataclass(frozen=True)
+    class final(Generic[S, R]):  # noqa: N801 - LangGraph-compatible name
+        """Return ``value`` to the caller but save ``save`` as the next run's ``previous``."""
+
+        value: Any
+        save: Any
+
+    def __call__(self, func: Callable[..., Any]) -> Pregel:
+        _reject_generators(func)
+        params = list(inspect.signature(func).parameters.values())
+        if not params:
+            raise ValueError("Entrypoint function must have at least one parameter")
+        name = callable_name(func)
+        policies = () if self.retry_policy is None else (
+            (self.retry_policy,) if isinstance(self.retry_policy, RetryPolicy) else tuple(self.retry_policy)
+        )
+        node = PregelNode(
+            triggers=(START,), channels=START, bound=NodeFunction(func, name),
+            writers=[_FinalWriter()], retry_policy=policies or None,
+            cache_policy=self.cache_policy, timeout=TimeoutPolicy.coerce(self.timeout), name=name,
+        )
+        graph = Pregel(
+            nodes={name: node},
+            channels={START: EphemeralValue(Any), END: LastValue(Any), PREVIOUS: LastValue(Any)},
+            input_channels=START, output_channels=END, stream_channels=END,
+            stream_mode="updates", checkpointer=self.checkpointer, store=self.store,
+            cache=self.cache, context_schema=self.context_schema, name="LangGraph",
+        )
+        graph.is_async_entrypoint = is_async_callable(func)  # type: ignore[attr-defined]
+        return graph
