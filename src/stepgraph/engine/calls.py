@@ -73,6 +73,12 @@ def call_task(node: PregelNode, name: str, args: tuple[Any, ...], kwargs: dict[s
     path = (PUSH, parent.path, idx, parent.id, True)
     sub = Task(tid, name, path, (args, kwargs), node, (PUSH,), loop, parent.step, node.timeout)
     done, value, resume = _saved(loop, tid)
+    if not done and node.cache_policy is not None and loop.graph.cache is not None:
+        key = _task_cache_key(node, name, args, kwargs)
+        found = loop.graph.cache.get([key])
+        if key in found:
+            done, value = True, found[key]
+            loop.saves.task_writes(tid, [(RETURN, value)], sub.sort_key)
     is_async = node.is_async
     in_loop = _running_loop() is not None
     if is_async and not in_loop:
@@ -104,8 +110,22 @@ def _running_loop() -> Any:
         return None
 
 
+def _task_cache_key(node: Any, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    import hashlib
+
+    from stepgraph.engine.caching import node_namespace
+
+    raw = node.cache_policy.key_func(*args, **kwargs)
+    data = raw if isinstance(raw, bytes) else str(raw).encode()
+    return node_namespace(node, name), hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
 def _finish(sub: Task, value: Any) -> Any:
     loop = sub.run
+    node = sub.node
+    if node.cache_policy is not None and loop.graph.cache is not None:
+        args, kwargs = sub.input
+        loop.graph.cache.set({_task_cache_key(node, sub.name, args, kwargs): (value, node.cache_policy.ttl)})
     loop.saves.task_writes(sub.id, [(RETURN, value)], sub.sort_key)
     if "updates" in loop.sink.modes:
         loop.emit("updates", {sub.name: value})

@@ -306,13 +306,18 @@ class RunLoop:
             self.status = "done"
             return None
         planner.attach_pending_writes(self)
+        if self.graph.cache is not None:
+            from stepgraph.engine.caching import apply_cached
+
+            for task in apply_cached(self, list(self.tasks.values())):
+                self.task_done(task)
         if self._should_interrupt(self.interrupt_before):
             self.status = "interrupt_before"
             self.saves.interrupt_marker()
             self.emit("updates", {INTERRUPT: ()})
             return None
         for task in self.tasks.values():
-            if not task.node.hidden:
+            if not task.node.hidden and not task.cached:
                 events.task_start(self, task)
         return [t for t in self.tasks.values() if not t.writes and not t.cached_done]
 
@@ -326,6 +331,10 @@ class RunLoop:
                 self.saves.task_writes(task.id, [(RESUME, list(task.resume))], task.sort_key)
         else:
             self.saves.task_writes(task.id, task.writes or [(NO_WRITES, None)], task.sort_key)
+            if task.node.cache_policy is not None and not task.cached:
+                from stepgraph.engine.caching import store_result
+
+                store_result(self, task)
             if task.resume:
                 self.saves.task_writes(task.id, [(RESUME, list(task.resume))], task.sort_key)
         if not task.node.hidden:

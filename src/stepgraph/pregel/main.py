@@ -161,6 +161,18 @@ class Pregel(PregelAPI, StateAPI):
         raise GraphDefinitionError(f"{source}: expected a dict update, got {type(update).__name__}.",
                                    code="SG212")
 
+    def clear_cache(self, nodes: Sequence[str] | None = None) -> None:
+        """Forget the cached results of ``nodes`` (all nodes when ``None``)."""
+        from stepgraph.engine.caching import node_namespace
+
+        if self.cache is None:
+            raise ValueError("No cache is set for this graph. Cannot clear cache.")
+        names = list(self.nodes) if nodes is None else list(nodes)
+        self.cache.clear([node_namespace(self.nodes[n], n) for n in names if n in self.nodes])
+
+    async def aclear_cache(self, nodes: Sequence[str] | None = None) -> None:
+        self.clear_cache(nodes)
+
     def copy(self, **changes: Any) -> Pregel:
         new = object.__new__(type(self))
         new.__dict__.update(self.__dict__)

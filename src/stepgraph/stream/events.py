@@ -52,6 +52,10 @@ def task_start(loop: RunLoop, task: Task) -> None:
 
 def task_result(loop: RunLoop, task: Task) -> None:
     modes = loop.sink.modes
+    if task.cached:
+        if "updates" in modes:
+            loop.emit("updates", {task.name: update_payload(loop, task), "__metadata__": {"cached": True}})
+        return
     if "updates" in modes and task.error is None and not task.interrupts:
         loop.emit("updates", {task.name: update_payload(loop, task)})
     elif "updates" in modes and task.interrupts:

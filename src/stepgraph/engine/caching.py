@@ -1,0 +1,66 @@
+"""``CachePolicy`` in the engine: look up a step's cacheable tasks, store successful results.
+
+A hit gives the task its cached writes, so it does not run. Only tasks that finished
+without error or interrupt are stored (LangGraph can cache a failure and then silently
+skip the node).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from stepgraph.engine.loop import RunLoop
+    from stepgraph.engine.tasks import Task
+
+CACHE_NS = "__pregel_ns_writes"
+
+
+def node_namespace(node: Any, name: str) -> tuple[str, ...]:
+    """The cache namespace of a node: ``(__pregel_ns_writes, module.qualname, name)``."""
+    ident = "__dynamic__"
+    if node.bound:
+        fn = getattr(node.bound[0], "func", None)
+        if fn is not None and hasattr(fn, "__qualname__"):
+            ident = f"{fn.__module__}.{fn.__qualname__}"
+    return (CACHE_NS, ident, name)
+
+
+def cache_key(node: Any, name: str, value: Any) -> tuple[tuple[str, ...], str]:
+    raw = node.cache_policy.key_func(value)
+    data = raw if isinstance(raw, bytes) else str(raw).encode()
+    return node_namespace(node, name), hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def apply_cached(loop: RunLoop, tasks: list[Task]) -> list[Task]:
+    """Give cached writes to the tasks that have them; returns those tasks."""
+    cache = loop.graph.cache
+    if cache is None:
+        return []
+    todo = [
+        (t, cache_key(t.node, t.name, t.input))
+        for t in tasks
+        if t.node.cache_policy is not None and not t.writes and not t.cached_done
+    ]
+    if not todo:
+        return []
+    found = cache.get([k for _, k in todo])
+    hits = []
+    for task, key in todo:
+        if key in found:
+            task.writes = [tuple(w) for w in found[key]]  # type: ignore[misc]
+            task.cached = True
+            task.cached_done = True
+            hits.append(task)
+    return hits
+
+
+def store_result(loop: RunLoop, task: Task) -> None:
+    """Remember a successful task's writes under its cache key."""
+    cache = loop.graph.cache
+    policy = task.node.cache_policy
+    if cache is None or policy is None or task.cached or task.error is not None or task.interrupts:
+        return
+    key = cache_key(task.node, task.name, task.input)
+    cache.set({key: ([list(w) for w in task.writes], policy.ttl)})
