@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Any
@@ -221,3 +222,15 @@ def test_item_value_types_survive_memory_copies() -> None:
     store.put(("a",), "k", {"when": when, "pair": (1, 2)})
     value: Any = store.get(("a",), "k").value  # type: ignore[union-attr]
     assert value == {"when": when, "pair": (1, 2)}
+
+
+def test_stored_item_dict_is_json_ready() -> None:
+    """A stored item's dict() is JSON-ready; the SearchItem of it equals the Item."""
+    store = InMemoryStore()
+    store.put(("a", "b"), "k", {"v": 1})
+    item = store.get(("a", "b"), "k")
+    data = json.loads(json.dumps(item.dict()))  # type: ignore[union-attr]
+    assert data["namespace"] == ["a", "b"] and data["key"] == "k"
+    assert datetime.fromisoformat(data["created_at"]) == item.created_at  # type: ignore[union-attr]
+    found = store.search(("a",))[0]
+    assert found.dict()["score"] is None and found == item

@@ -323,6 +323,8 @@ class RunLoop:
 
     def task_done(self, task: Task) -> None:
         """Record a finished task: queue its writes for the saver and stream its update."""
+        if task.bubbled:
+            return
         if task.error is not None and task.writes and task.writes[0][0] == ERROR:
             self.saves.task_writes(task.id, task.writes, task.sort_key)
         elif task.interrupts:

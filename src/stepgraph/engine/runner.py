@@ -122,6 +122,7 @@ def run_task_sync(task: Task) -> None:
             task.writes.clear()
             return
         except GraphBubbleUp:
+            task.bubbled = True
             raise
         except Exception as exc:
             delay = retry_delay(policies, exc, task.attempt) if policies else None
@@ -202,6 +203,7 @@ async def run_task_async(task: Task) -> None:
             task.writes.clear()
             return
         except GraphBubbleUp:
+            task.bubbled = True
             raise
         except asyncio.CancelledError:
             if _cancel_requested():

@@ -58,6 +58,7 @@ class Task:
         "cached_done",
         "call_counter",
         "pending_calls",
+        "bubbled",
     )
 
     def __init__(
@@ -96,6 +97,7 @@ class Task:
         self.cached_done = False
         self.call_counter = 0
         self.pending_calls: list[Any] = []
+        self.bubbled = False
 
     def __repr__(self) -> str:
         return f"Task(name={self.name!r}, id={self.id!r}, path={self.path!r})"

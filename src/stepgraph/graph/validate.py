@@ -37,15 +37,6 @@ def validate_builder(graph: StateGraph, interrupt: Sequence[str] | None = None) 
                         code="SG122",
                     )
                 targets.add(end)
-    for name, spec in graph.nodes.items():
-        ends = spec.ends
-        if ends:
-            for end in (ends.keys() if isinstance(ends, dict) else ends):
-                if end not in graph.nodes and end != END:
-                    raise GraphDefinitionError(
-                        f"Node '{name}' declares destination '{end}', which is not a node",
-                        code="SG123",
-                    )
     for target in targets:
         if target not in graph.nodes and target != END:
             raise GraphDefinitionError(f"Found edge ending at unknown node `{target}`", code="SG124")

@@ -137,16 +137,14 @@ class StoreConformance:
 
     async def test_delete_removes_item_and_emptied_namespace(self, api: StoreAPI) -> None:
         """delete and put(None) remove the item; an emptied namespace is no longer listed."""
-        await api.put(("a",), "k1", {"v": 1})
-        await api.put(("a",), "k2", {"v": 2})
+        await fill(api, ("a",), {"k1": {"v": 1}, "k2": {"v": 2}})
         await api.put(("b",), "k", {"v": 3})
         await api.delete(("a",), "k1")
         await api.delete(("a",), "missing")
         assert await api.get(("a",), "k1") is None
         assert await api.list_namespaces() == [("a",), ("b",)]
         await api.delete(("a",), "k2")
-        assert await api.list_namespaces() == [("b",)]
-        assert await api.keys(("a",)) == []
+        assert await api.list_namespaces() == [("b",)] and await api.keys(("a",)) == []
         await api.put(("b",), "k", None)  # put(None) deletes too
         await api.batch([sb.PutOp(("b",), "k2", {}), sb.PutOp(("b",), "k2", None)])
         assert await api.list_namespaces() == []
@@ -156,8 +154,7 @@ class StoreConformance:
         value = {"items": [{"n": 1}]}
         await api.put(("a",), "k", value)
         value["items"][0]["n"] = 99
-        item = await api.get(("a",), "k")
-        item.value["items"].append("junk")
+        (await api.get(("a",), "k")).value["items"].append("junk")
         (await api.search(("a",)))[0].value["items"].clear()
         assert (await api.get(("a",), "k")).value == {"items": [{"n": 1}]}
 
@@ -180,10 +177,8 @@ class StoreConformance:
         ):  # fmt: skip
             with pytest.raises(sb.InvalidNamespaceError):
                 await call
-        assert await api.get(("langgraph",), "k") is None
-        assert await api.get((), "k") is None
+        assert await api.get(("langgraph",), "k") is None and await api.get((), "k") is None
 
-    # --- search ------------------------------------------------------------------------------
     async def test_search_matches_namespace_prefix(self, api: StoreAPI) -> None:
         """A prefix matches its namespace and those below, label by label; () matches all."""
         for ns in [("a",), ("a", "b"), ("ab",), ("b", "a"), ("a", "b", "c")]:
@@ -270,7 +265,6 @@ class StoreConformance:
         assert await api.list_namespaces(max_depth=1, limit=2, offset=1) == [az, ("b",)]
         assert await api.list_namespaces(prefix=(*ax1, "deeper")) == []
 
-    # --- batch -------------------------------------------------------------------------------
     async def test_batch_results_follow_ops_and_see_prior_state(self, api: StoreAPI) -> None:
         """Results come in op order; reads see the state before the batch; last put wins."""
         await api.put(("a",), "old", {"v": 0})
@@ -287,7 +281,6 @@ class StoreConformance:
         assert results[5].value == {"v": 0}
         assert (await api.get(("a",), "new")).value == {"v": 2}
 
-    # --- TTL ---------------------------------------------------------------------------------
     async def test_expired_items_are_invisible(self, api: StoreAPI) -> None:
         """Expired items are gone from get, search and list_namespaces; sweep_ttl deletes them."""
         clock = api.clock()
@@ -350,7 +343,6 @@ class StoreConformance:
             await api.put(("t",), "k", value, ttl=ttl)
         assert info.value.code == "SG436" and await api.list_namespaces() == []
 
-    # --- semantic search ---------------------------------------------------------------------
     @pytest.mark.parametrize("embedder", sorted(EMBEDDERS))
     async def test_query_ranks_by_cosine_similarity(self, open_api: Any, embedder: str) -> None:
         """With an index, a query ranks items by cosine similarity; scores are floats."""
