@@ -217,12 +217,12 @@ def _parent_command_app():
 def test_command_parent_routes_parent(driver):
     """Command(graph=PARENT) from a child applies update/goto in the parent; the child stops."""
     assert driver.invoke(_parent_command_app(), {"log": []}) == {
-        "log": ["from-child", "other", "after"]
+        "log": ["from-child", "after", "other"]
     }
     assert driver.stream(_parent_command_app(), {"log": []}) == [
         {"child": {"log": ["from-child"]}},
-        {"other": {"log": ["other"]}},
         {"after": {"log": ["after"]}},
+        {"other": {"log": ["other"]}},
     ]
 
 
@@ -236,8 +236,8 @@ def test_command_parent_stream_subgraphs(driver):
     chunks = driver.stream(_parent_command_app(), {"log": []}, subgraphs=True)
     assert [(_norm(ns), c) for ns, c in chunks] == [
         ((), {"child": {"log": ["from-child"]}}),
-        ((), {"other": {"log": ["other"]}}),
         ((), {"after": {"log": ["after"]}}),
+        ((), {"other": {"log": ["other"]}}),
     ]
 
 
