@@ -18,6 +18,7 @@ over ``right``, and a filter pass only when something was removed.
 from __future__ import annotations
 
 import importlib.util
+from collections import OrderedDict
 from functools import cache
 from types import ModuleType
 from typing import Any, Final
@@ -82,14 +83,50 @@ def merge_messages(left: Any, right: Any, format: str | None = None) -> list[Any
     if cut is not None:
         merged = _merge([], [], r_msgs[cut + 1 :], r_ids[cut + 1 :], r_removes[cut + 1 :])
     else:
-        l_msgs, l_ids = backend.normalize(left)
-        merged = _merge(l_msgs, l_ids, r_msgs, r_ids, r_removes)
+        known = _known_ids(left, backend)
+        if known is None:
+            l_msgs, l_ids = backend.normalize(left)
+        else:
+            l_msgs, l_ids = left, known
+        merged, merged_ids = _merge(l_msgs, l_ids, r_msgs, r_ids, r_removes)
+        _remember(merged, merged_ids, backend)
+        return _openai(merged) if format == "langchain-openai" else merged
 
-    if format == "langchain-openai":
-        from stepgraph.messages import _lc
+    merged = merged[0]
+    return _openai(merged) if format == "langchain-openai" else merged
 
-        merged = _lc.to_openai_format(merged)
-    return merged
+
+def _openai(merged: list[Any]) -> list[Any]:
+    from stepgraph.messages import _lc
+
+    return _lc.to_openai_format(merged)
+
+
+# Merge results already hold normalized messages with ids: a reducer channel passes the last
+# result back as ``left`` on the next merge, so remembering its ids makes each merge cost
+# the new messages, not a re-normalization of the whole history. Entries are keyed by list
+# identity and checked by length and last element, so a list changed since is normalized.
+_KNOWN: OrderedDict[int, tuple[list[Any], int, Any, list[str], ModuleType]] = OrderedDict()
+_KNOWN_MAX = 256
+
+
+def _known_ids(left: list[Any], backend: ModuleType) -> list[str] | None:
+    entry = _KNOWN.get(id(left))
+    if entry is None:
+        return None
+    ref, length, last, ids, kind = entry
+    if ref is not left or len(left) != length or kind is not backend or (left and left[-1] is not last):
+        return None
+    return ids
+
+
+def _remember(merged: list[Any], ids: list[str], backend: ModuleType) -> None:
+    _KNOWN[id(merged)] = (merged, len(merged), merged[-1] if merged else None, ids, backend)
+    while len(_KNOWN) > _KNOWN_MAX:
+        try:
+            _KNOWN.popitem(last=False)
+        except KeyError:  # another thread emptied it
+            break
 
 
 def _merge(
@@ -98,7 +135,7 @@ def _merge(
     r_msgs: list[Any],
     r_ids: list[str],
     r_removes: list[bool],
-) -> list[Any]:
+) -> tuple[list[Any], list[str]]:
     merged = l_msgs.copy()
     merged_ids = l_ids.copy()
     index = {mid: i for i, mid in enumerate(l_ids)}
@@ -120,5 +157,6 @@ def _merge(
             removed.discard(mid)
             merged[pos] = msg
     if removed:
-        merged = [m for m, mid in zip(merged, merged_ids, strict=True) if mid not in removed]
-    return merged
+        keep = [i for i, mid in enumerate(merged_ids) if mid not in removed]
+        return [merged[i] for i in keep], [merged_ids[i] for i in keep]
+    return merged, merged_ids
