@@ -10,7 +10,10 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-EXAMPLES = sorted((ROOT / "examples").glob("*.py"))
+EXAMPLES = sorted(
+    p for p in (ROOT / "examples").glob("*.py") if "__main__" in p.read_text()
+)
+MODULES = sorted(p for p in (ROOT / "examples").glob("*.py") if p not in EXAMPLES)
 
 
 def _run(*args: str) -> str:
@@ -23,6 +26,12 @@ def _run(*args: str) -> str:
 def test_example_runs(path: Path) -> None:
     """Each example exits 0 and prints something."""
     assert _run(str(path)).strip()
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: p.name)
+def test_example_module_imports(path: Path) -> None:
+    """Example modules without a main block (graphs a server hosts) import cleanly."""
+    _run("-c", f"import runpy; runpy.run_path({str(path)!r})")
 
 
 def test_agent_loop_answers() -> None:

@@ -119,7 +119,7 @@ def test_get_subgraphs_names():
     assert [n for n, _ in app.get_subgraphs()] == ["child"]
     assert [n for n, _ in app.get_subgraphs(recurse=True)] == ["child", "child|grandchild"]
     assert [n for n, _ in app.get_subgraphs(namespace="child")] == ["child"]
-    (name, graph), = app.get_subgraphs()
+    ((name, graph),) = app.get_subgraphs()
     assert [n for n, _ in graph.get_subgraphs()] == ["grandchild"]
 
 
@@ -226,11 +226,6 @@ def test_command_parent_routes_parent(driver):
     ]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="stepgraph bug: stream(subgraphs=True) yields an extra (('child:<id>',), "
-    "{'jump': None}) update for the child node that raised Command.PARENT",
-)
 def test_command_parent_stream_subgraphs(driver):
     """The child node that bubbles Command.PARENT emits no update of its own in the child ns."""
     chunks = driver.stream(_parent_command_app(), {"log": []}, subgraphs=True)

@@ -59,6 +59,13 @@ __all__ = [
 ]
 
 
+for _cls in (
+    NotProvided, StoreError, InvalidNamespaceError, Item, SearchItem, GetOp, SearchOp, PutOp,
+    MatchCondition, ListNamespacesOp, TTLConfig, IndexConfig,
+):  # fmt: skip
+    _cls.__module__ = __name__  # their public home (pickle, repr, docs)
+
+
 # --- the public API ----------------------------------------------------------------------
 class BaseStore(ABC):
     """A key-value store with hierarchical namespaces and optional semantic search.
@@ -229,3 +236,24 @@ class BaseStore(ABC):
     ) -> list[tuple[str, ...]]:
         """Async ``list_namespaces``."""
         return await self._aone(self._list_op(prefix, suffix, max_depth, limit, offset))  # type: ignore[return-value]
+
+
+def _register_serde() -> None:
+    """Let checkpoints hold store items (state that carries search results, say)."""
+    from stepgraph.checkpoint.serde.types import register_type
+
+    def encode(item: Item) -> dict[str, Any]:
+        out = {
+            "namespace": list(item.namespace), "key": item.key, "value": item.value,
+            "created_at": item.created_at, "updated_at": item.updated_at,
+        }
+        if isinstance(item, SearchItem):
+            out["score"] = item.score
+        return out
+
+    register_type(Item, encoder=encode, decoder=lambda d: Item(**{**d, "namespace": tuple(d["namespace"])}))
+    register_type(SearchItem, encoder=encode,
+                  decoder=lambda d: SearchItem(**{**d, "namespace": tuple(d["namespace"])}))
+
+
+_register_serde()

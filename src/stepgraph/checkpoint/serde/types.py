@@ -150,6 +150,9 @@ for _name in ("Send", "Interrupt", "Overwrite", "Command"):
     _LAZY[("stepgraph.types", _name)] = ("stepgraph.types", _name)
     _LAZY[("langgraph.types", _name)] = ("stepgraph.types", _name)
 _LAZY[("langgraph.constants", "Send")] = ("stepgraph.types", "Send")
+for _name in ("Item", "SearchItem"):
+    _LAZY[("stepgraph.store.base", _name)] = ("stepgraph.store.base", _name)
+    _LAZY[("langgraph.store.base", _name)] = ("stepgraph.store.base", _name)
 
 _GLOBAL_CLASSES: dict[_Key, Any] = {}
 _GLOBAL_CODECS: dict[type, tuple[Encoder | None, Decoder | None]] = {}
