@@ -203,12 +203,6 @@ def test_interrupt_in_async_entrypoint(saver):
     assert calls == [1]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="stepgraph bug: an interrupt raised in a task is recorded as pending for the task "
-    "and the entrypoint, so Command(resume=value) raises RuntimeError 'multiple pending "
-    "interrupts'",
-)
 def test_interrupt_in_task_resumed_with_value(driver, saver):
     """interrupt() inside a task is resumed by a plain Command(resume=value)."""
     calls = []

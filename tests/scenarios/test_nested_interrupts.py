@@ -141,11 +141,6 @@ def test_get_state_subgraphs_shows_interrupted_child(driver, saver):
 
 def test_get_state_subgraphs_nests_grandchild(driver, saver):
     """With two levels the snapshots nest: root task -> child snapshot -> grandchild snapshot."""
-    driver.xfail_on(
-        "async",
-        "stepgraph bug: aget_state(subgraphs=True) does not recurse: the child snapshot's "
-        "grandchild task .state is a config dict instead of a StateSnapshot",
-    )
     app, config = _asking_app(saver, [], 2), cfg()
     driver.invoke(app, {"log": []}, config)
     child = get_state(driver, app, config, subgraphs=True).tasks[0].state

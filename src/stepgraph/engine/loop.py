@@ -256,7 +256,12 @@ class RunLoop:
     def _check_resumable(self, resume: Any) -> None:
         from stepgraph.engine.interrupts import is_resume_map
 
-        pending = {t for t, c, _ in self.pending_writes if c == INTERRUPT}
+        pending = {
+            getattr(i, "id", None) or t
+            for t, c, v in self.pending_writes
+            if c == INTERRUPT
+            for i in (v if isinstance(v, (list, tuple)) else [v])
+        }
         if not pending:
             raise InvalidUpdateError(
                 "Command(resume=...) was given but the thread has no pending interrupt.",

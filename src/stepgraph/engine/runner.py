@@ -22,6 +22,7 @@ from stepgraph.errors import (
     NodeTimeoutError,
     ParentCommand,
 )
+from stepgraph.stream import messages as _messages
 
 if TYPE_CHECKING:
     from stepgraph.engine.tasks import Task
@@ -47,6 +48,8 @@ def _write_sync(task: Task, value: Any) -> None:
 
 
 def _attempt_sync(task: Task) -> None:
+    if "messages" in task.run.sink.modes and not _messages.in_scope(task):
+        return _messages.attempt_sync(task, _attempt_sync)  # runs this again, streaming messages
     token = set_current_task(task)
     try:
         policy = task.timeout
@@ -150,6 +153,8 @@ async def _body_async(task: Task) -> Any:
 
 
 async def _attempt_async(task: Task) -> None:
+    if "messages" in task.run.sink.modes and not _messages.in_scope(task):
+        return await _messages.attempt_async(task, _attempt_async)  # runs this again, streaming
     token = set_current_task(task)
     try:
         policy = task.timeout

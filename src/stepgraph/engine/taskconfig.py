@@ -30,6 +30,11 @@ def build_task_config(loop: RunLoop, task: Task) -> RunnableConfig:
     if node.tags:
         config["tags"] = [*(base.get("tags") or ()), *node.tags]
     config["run_name"] = task.name
+    if "messages" in loop.sink.modes:  # chat-model tokens reach the stream through callbacks
+        from stepgraph.stream.messages import task_callbacks
+
+        if (callbacks := task_callbacks(loop, base.get("callbacks"))) is not None:
+            config["callbacks"] = callbacks
     return config  # type: ignore[return-value]
 
 

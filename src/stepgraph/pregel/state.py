@@ -88,12 +88,7 @@ class StateAPI:
         explicit = "checkpoint_id" in config["configurable"]
         snap = snapshot(self, config, saver, saved, apply_pending=not explicit)
         if subgraphs:
-            states = {}
-            for t in snap.tasks:
-                graph = _task_graph(self, t)
-                if graph is not None and isinstance(t.state, dict):
-                    states[t.id] = await _NsGraph(graph, "").aget_state(t.state, subgraphs=True, _saver_=saver)
-            snap = snap._replace(tasks=tuple(t._replace(state=states.get(t.id, t.state)) for t in snap.tasks))
+            snap = await _awith_child_states(self, snap, saver)
         return snap
 
     def get_subgraphs(self: Pregel, *, namespace: str | None = None, recurse: bool = False) -> Iterator[tuple[str, Pregel]]:  # type: ignore[misc]
@@ -221,7 +216,20 @@ class _NsGraph:
     async def aget_state(self, config: Any, *, subgraphs: bool = False, _saver_: Any = None) -> Any:
         saved = await _saver_.aget_tuple(config)
         explicit = "checkpoint_id" in config["configurable"]
-        return snapshot(self.graph, config, _saver_, saved, apply_pending=not explicit)
+        snap = snapshot(self.graph, config, _saver_, saved, apply_pending=not explicit)
+        if subgraphs:
+            snap = await _awith_child_states(self.graph, snap, _saver_)
+        return snap
+
+
+async def _awith_child_states(graph: Pregel, snap: Any, saver: Any) -> Any:
+    tasks = []
+    for t in snap.tasks:
+        child = _task_graph(graph, t)
+        if child is not None and isinstance(t.state, dict):
+            t = t._replace(state=await _NsGraph(child, "").aget_state(t.state, subgraphs=True, _saver_=saver))
+        tasks.append(t)
+    return snap._replace(tasks=tuple(tasks))
 
 
 def _with_child_states(graph: Pregel, snap: Any, saver: Any, read: Any) -> Any:

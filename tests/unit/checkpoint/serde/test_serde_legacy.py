@@ -102,7 +102,7 @@ def test_langgraph_pydantic_invalid_dump_falls_back_to_construct() -> None:
 
 def test_langgraph_blob_naming_unregistered_class_is_refused() -> None:
     """A LangGraph blob naming a class outside the allow-list raises SG401."""
-    packed = ext(2, "langgraph.store.base", "Item", {"value": {}})
+    packed = ext(2, "langgraph.graph.state", "CompiledStateGraph", {"value": {}})
     with pytest.raises(SerializationError) as info:
         load_msgpack(packed)
     assert info.value.code == "SG401"

@@ -1,0 +1,153 @@
+"""The graphs a server hosts: loading ``./file.py:variable`` references and building graphs.
+
+A reference may name a compiled graph, a ``StateGraph`` builder (compiled once here) or a
+factory: a function (sync or async) taking no argument or the run's config and returning
+either of the two. Factories are called for every run, with that run's config.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import importlib.util
+import inspect
+import logging
+import sys
+from pathlib import Path
+from typing import Any
+
+from stepgraph.server.settings import ConfigError
+
+__all__ = ["GraphRegistry"]
+
+logger = logging.getLogger("stepgraph.server")
+
+
+def _is_compiled(obj: Any) -> bool:
+    from stepgraph.pregel.main import Pregel
+
+    return isinstance(obj, Pregel)
+
+
+def _is_builder(obj: Any) -> bool:
+    from stepgraph.graph.builder import StateGraph
+
+    return isinstance(obj, StateGraph)
+
+
+class GraphRegistry:
+    """Graph id -> graph (or factory), loaded once at startup."""
+
+    def __init__(self, specs: dict[str, Any], base_dir: Path) -> None:
+        self.specs = dict(specs)
+        self.base_dir = base_dir
+        self._objects: dict[str, Any] = {}
+        self._modules: dict[Path, Any] = {}
+
+    # -- loading ------------------------------------------------------------------------------
+    def load(self) -> None:
+        """Import every graph; ``ConfigError`` names the first one that fails."""
+        for graph_id, ref in self.specs.items():
+            obj = self._resolve(graph_id, ref) if isinstance(ref, str) else ref
+            if _is_builder(obj):
+                obj = obj.compile(name=graph_id)
+            if _is_compiled(obj):
+                obj = _without_saver(graph_id, obj)
+            elif not callable(obj):
+                raise ConfigError(f"Graph {graph_id!r}: {type(obj).__name__} is not a graph, builder or factory")
+            self._objects[graph_id] = obj
+
+    def _resolve(self, graph_id: str, ref: str) -> Any:
+        target, _, attr = ref.rpartition(":")
+        if not target or not attr:
+            raise ConfigError(f'Graph {graph_id!r}: expected "./file.py:variable", got {ref!r}')
+        try:
+            module = self._import(target)
+        except ConfigError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - the user's module failed to import
+            raise ConfigError(f"Graph {graph_id!r}: importing {target} failed: {type(exc).__name__}: {exc}") from exc
+        obj: Any = module
+        for part in attr.split("."):
+            if not hasattr(obj, part):
+                raise ConfigError(f"Graph {graph_id!r}: {target} has no attribute {attr!r}")
+            obj = getattr(obj, part)
+        return obj
+
+    def _import(self, target: str) -> Any:
+        base = str(self.base_dir)
+        if base not in sys.path:
+            sys.path.insert(0, base)
+        if not (target.endswith(".py") or "/" in target or "\\" in target):
+            return importlib.import_module(target)
+        path = (self.base_dir / target).resolve()
+        if path in self._modules:
+            return self._modules[path]
+        if not path.is_file():
+            raise ConfigError(f"Graph file not found: {path}")
+        if str(path.parent) not in sys.path:
+            sys.path.insert(0, str(path.parent))
+        name = path.stem
+        existing = sys.modules.get(name)
+        if existing is not None and Path(getattr(existing, "__file__", "") or "").resolve() == path:
+            self._modules[path] = existing
+            return existing
+        if existing is not None or not name.isidentifier():
+            name = f"_stepgraph_graph_{hashlib.sha1(str(path).encode()).hexdigest()[:10]}"
+        spec = importlib.util.spec_from_file_location(name, path)
+        if spec is None or spec.loader is None:
+            raise ConfigError(f"Cannot import {path}")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        try:
+            spec.loader.exec_module(module)
+        except BaseException:
+            sys.modules.pop(name, None)
+            raise
+        self._modules[path] = module
+        return module
+
+    # -- lookups ------------------------------------------------------------------------------
+    @property
+    def ids(self) -> list[str]:
+        """The registered graph ids, in config order."""
+        return list(self._objects)
+
+    def __contains__(self, graph_id: object) -> bool:
+        return graph_id in self._objects
+
+    async def build(self, graph_id: str, config: dict[str, Any] | None = None) -> Any:
+        """The compiled graph for ``graph_id`` (a factory is called with ``config``)."""
+        obj = self._objects[graph_id]
+        if _is_compiled(obj):
+            return obj
+        result = _call_factory(obj, config or {})
+        if inspect.isawaitable(result):
+            result = await result
+        if _is_builder(result):
+            result = result.compile(name=graph_id)
+        if not _is_compiled(result):
+            raise ConfigError(f"Graph factory {graph_id!r} returned {type(result).__name__}, not a graph")
+        return _without_saver(graph_id, result, quiet=True)
+
+
+def _call_factory(fn: Any, config: dict[str, Any]) -> Any:
+    try:
+        params = [p for p in inspect.signature(fn).parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is p.empty]
+    except (TypeError, ValueError):
+        params = []
+    return fn(config) if params else fn()
+
+
+def _without_saver(graph_id: str, graph: Any, *, quiet: bool = False) -> Any:
+    """The graph without its own checkpointer/store: the server supplies both."""
+    changes = {}
+    if graph.checkpointer not in (None, False, True):
+        changes["checkpointer"] = None
+    if getattr(graph, "store", None) is not None:
+        changes["store"] = None
+    if changes and not quiet:
+        logger.warning("graph %r was compiled with its own %s; the server's are used instead",
+                       graph_id, " and ".join(changes))
+    return graph.copy(**changes) if changes else graph

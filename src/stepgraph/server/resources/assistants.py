@@ -1,0 +1,168 @@
+"""Assistants: a graph id plus config, context and metadata; one system assistant per graph."""
+
+from __future__ import annotations
+
+import uuid
+from typing import TYPE_CHECKING, Any
+
+from stepgraph.server.errors import ApiError
+from stepgraph.server.resources.common import contains, page
+from stepgraph.server.util import is_uuid, now_iso, system_assistant_id
+from stepgraph.server.validation import opt_dict, opt_enum, opt_int, opt_str, opt_str_list, req_str
+
+if TYPE_CHECKING:
+    from stepgraph.server.graphs import GraphRegistry
+    from stepgraph.server.storage import DocStore
+
+__all__ = ["Assistants"]
+
+KIND = "assistant"
+SORTABLE = ("assistant_id", "graph_id", "name", "created_at", "updated_at")
+
+
+def _mirror_context(config: dict[str, Any], context: dict[str, Any] | None) -> dict[str, Any]:
+    if context:
+        return context
+    return dict(config.get("configurable") or {})
+
+
+class Assistants:
+    """Stored assistants; graph ids double as assistant ids where the API allows it."""
+
+    def __init__(self, docs: DocStore, registry: GraphRegistry) -> None:
+        self.docs = docs
+        self.registry = registry
+
+    async def ensure_system(self) -> None:
+        """Create (or keep) the system assistant of every registered graph."""
+        for doc in await self.docs.list(KIND):
+            meta = doc.get("metadata") or {}
+            if meta.get("created_by") == "system" and doc.get("graph_id") not in self.registry:
+                await self.docs.delete(KIND, doc["assistant_id"])
+        for graph_id in self.registry.ids:
+            aid = system_assistant_id(graph_id)
+            now = now_iso()
+            await self.docs.insert(KIND, aid, {
+                "assistant_id": aid, "graph_id": graph_id, "config": {}, "context": {},
+                "metadata": {"created_by": "system"}, "name": graph_id, "description": None,
+                "version": 1, "created_at": now, "updated_at": now,
+            })
+
+    def _check_graph(self, graph_id: str) -> None:
+        if graph_id not in self.registry:
+            raise ApiError(404, f"Graph '{graph_id}' not found. Registered graphs: {', '.join(self.registry.ids)}")
+
+    async def create(self, body: dict[str, Any]) -> dict[str, Any]:
+        """``POST /assistants``."""
+        graph_id = req_str(body, "graph_id")
+        self._check_graph(graph_id)
+        aid = opt_str(body, "assistant_id") or str(uuid.uuid4())
+        if not is_uuid(aid):
+            raise ApiError(422, "Invalid assistant ID: must be a UUID")
+        if_exists = opt_enum(body, "if_exists", ("raise", "do_nothing"), "raise")
+        config = opt_dict(body, "config") or {}
+        now = now_iso()
+        doc = {
+            "assistant_id": aid, "graph_id": graph_id, "config": config,
+            "context": _mirror_context(config, opt_dict(body, "context")),
+            "metadata": opt_dict(body, "metadata") or {}, "name": opt_str(body, "name") or "Untitled",
+            "description": opt_str(body, "description"), "version": 1, "created_at": now, "updated_at": now,
+        }
+        if await self.docs.insert(KIND, aid, doc):
+            return doc
+        if if_exists == "do_nothing":
+            existing = await self.docs.get(KIND, aid)
+            if existing is not None:
+                return existing
+        raise ApiError(409, f"Assistant '{aid}' already exists.")
+
+    async def get(self, assistant_id: str) -> dict[str, Any]:
+        """An assistant by UUID (422 for anything else, 404 when unknown)."""
+        if not is_uuid(assistant_id):
+            raise ApiError(422, "Invalid assistant ID: must be a UUID")
+        doc = await self.docs.get(KIND, assistant_id)
+        if doc is None:
+            raise ApiError(404, f"Assistant '{assistant_id}' not found.")
+        return doc
+
+    async def resolve(self, ref: str, *, status: int = 422) -> dict[str, Any]:
+        """An assistant by UUID or by graph id (its system assistant), as runs accept."""
+        if ref in self.registry:
+            doc = await self.docs.get(KIND, system_assistant_id(ref))
+            if doc is not None:
+                return doc
+        if is_uuid(ref):
+            doc = await self.docs.get(KIND, ref)
+            if doc is not None:
+                if doc.get("graph_id") not in self.registry:
+                    raise ApiError(status, f"Assistant '{ref}' uses graph '{doc.get('graph_id')}', which is not registered.")
+                return doc
+            if status == 404:
+                raise ApiError(404, f"Assistant '{ref}' not found.")
+        raise ApiError(status, f"Invalid assistant: '{ref}'. Must be either:\n- A valid assistant UUID, or\n"
+                               f"- One of the registered graphs: {', '.join(self.registry.ids)}")
+
+    def _filtered(self, docs: list[dict[str, Any]], body: dict[str, Any]) -> list[dict[str, Any]]:
+        graph_id = opt_str(body, "graph_id")
+        if graph_id is not None:
+            self._check_graph(graph_id)
+        metadata = opt_dict(body, "metadata")
+        name = opt_str(body, "name")
+        return [
+            d for d in docs
+            if (graph_id is None or d.get("graph_id") == graph_id)
+            and (not metadata or contains(d.get("metadata") or {}, metadata))
+            and (name is None or name.lower() in str(d.get("name") or "").lower())
+        ]
+
+    async def search(self, body: dict[str, Any]) -> tuple[list[dict[str, Any]], int, int, int]:
+        """``POST /assistants/search``: ``(page, total, offset, limit)``."""
+        limit = opt_int(body, "limit", 10, lo=1, hi=1000)
+        offset = opt_int(body, "offset", 0)
+        docs = self._filtered(await self.docs.list(KIND), body)
+        items, total = page(docs, sort_by=opt_str(body, "sort_by"), sort_order=opt_str(body, "sort_order"),
+                            allowed=SORTABLE, default_sort="created_at", limit=limit, offset=offset)
+        select = opt_str_list(body, "select")
+        if select:
+            items = [{k: d.get(k) for k in select} for d in items]
+        return items, total, offset, limit
+
+    async def count(self, body: dict[str, Any]) -> int:
+        """``POST /assistants/count``."""
+        return len(self._filtered(await self.docs.list(KIND), body))
+
+    async def patch(self, assistant_id: str, body: dict[str, Any]) -> dict[str, Any]:
+        """``PATCH /assistants/{id}``: change graph, config, context, metadata, name, description."""
+        await self.get(assistant_id)
+        graph_id = opt_str(body, "graph_id")
+        if graph_id is not None:
+            self._check_graph(graph_id)
+        config, context, metadata = opt_dict(body, "config"), opt_dict(body, "context"), opt_dict(body, "metadata")
+        name, description = opt_str(body, "name"), opt_str(body, "description")
+
+        def change(doc: dict[str, Any]) -> None:
+            if graph_id is not None:
+                doc["graph_id"] = graph_id
+            if config is not None:
+                doc["config"] = config
+                doc["context"] = _mirror_context(config, context)
+            elif context is not None:
+                doc["context"] = context
+            if metadata is not None:
+                doc["metadata"] = {**(doc.get("metadata") or {}), **metadata}
+            if name is not None:
+                doc["name"] = name
+            if description is not None:
+                doc["description"] = description
+            doc["version"] = int(doc.get("version") or 1) + 1
+            doc["updated_at"] = now_iso()
+
+        updated = await self.docs.update(KIND, assistant_id, change)
+        if updated is None:
+            raise ApiError(404, f"Assistant '{assistant_id}' not found.")
+        return updated
+
+    async def delete(self, assistant_id: str) -> None:
+        """``DELETE /assistants/{id}``."""
+        await self.get(assistant_id)
+        await self.docs.delete(KIND, assistant_id)

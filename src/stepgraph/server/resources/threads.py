@@ -1,0 +1,136 @@
+"""Threads: metadata, status and a copy of the latest values for search."""
+
+from __future__ import annotations
+
+import uuid
+from typing import TYPE_CHECKING, Any
+
+from stepgraph.server.errors import ApiError
+from stepgraph.server.resources.common import contains, page
+from stepgraph.server.util import now_iso
+from stepgraph.server.validation import opt_dict, opt_enum, opt_int, opt_str, opt_str_list
+
+if TYPE_CHECKING:
+    from stepgraph.server.storage import DocStore
+
+__all__ = ["STATUSES", "Threads"]
+
+KIND = "thread"
+STATUSES = ("idle", "busy", "interrupted", "error")
+SORTABLE = ("thread_id", "status", "created_at", "updated_at", "state_updated_at")
+
+
+def new_thread_doc(thread_id: str, metadata: dict[str, Any] | None) -> dict[str, Any]:
+    """A fresh idle thread."""
+    now = now_iso()
+    return {
+        "thread_id": thread_id, "created_at": now, "updated_at": now, "state_updated_at": now,
+        "metadata": metadata or {}, "status": "idle", "config": {}, "values": None,
+        "interrupts": {}, "error": None,
+    }
+
+
+def public(doc: dict[str, Any]) -> dict[str, Any]:
+    """The thread as the API shows it (internal keys dropped)."""
+    return {k: v for k, v in doc.items() if not k.startswith("_")}
+
+
+class Threads:
+    """Stored threads."""
+
+    def __init__(self, docs: DocStore) -> None:
+        self.docs = docs
+
+    async def create(self, body: dict[str, Any]) -> dict[str, Any]:
+        """``POST /threads`` (a client-chosen ``thread_id`` is allowed; 409 when taken)."""
+        thread_id = opt_str(body, "thread_id") or str(uuid.uuid4())
+        if_exists = opt_enum(body, "if_exists", ("raise", "do_nothing"), "raise")
+        doc = new_thread_doc(thread_id, opt_dict(body, "metadata"))
+        if await self.docs.insert(KIND, thread_id, doc):
+            return public(doc)
+        if if_exists == "do_nothing":
+            existing = await self.docs.get(KIND, thread_id)
+            if existing is not None:
+                return public(existing)
+        raise ApiError(409, f"Thread with ID {thread_id} already exists.")
+
+    async def ensure(self, thread_id: str, metadata: dict[str, Any] | None = None) -> dict[str, Any]:
+        """The thread, created when missing (``if_not_exists: "create"``)."""
+        existing = await self.docs.get(KIND, thread_id)
+        if existing is not None:
+            return existing
+        doc = new_thread_doc(thread_id, metadata)
+        if not await self.docs.insert(KIND, thread_id, doc):
+            found = await self.docs.get(KIND, thread_id)
+            return found if found is not None else doc
+        return doc
+
+    async def find(self, thread_id: str) -> dict[str, Any] | None:
+        """The stored thread or ``None``."""
+        return await self.docs.get(KIND, thread_id)
+
+    async def get(self, thread_id: str) -> dict[str, Any]:
+        """The thread (404 when unknown)."""
+        doc = await self.docs.get(KIND, thread_id)
+        if doc is None:
+            raise ApiError(404, f"Thread with ID {thread_id} not found")
+        return doc
+
+    def _filtered(self, docs: list[dict[str, Any]], body: dict[str, Any]) -> list[dict[str, Any]]:
+        ids = opt_str_list(body, "ids")
+        metadata, values = opt_dict(body, "metadata"), opt_dict(body, "values")
+        status = opt_enum(body, "status", STATUSES, None)
+        wanted = set(ids) if isinstance(ids, list) else None
+        return [
+            d for d in docs
+            if (wanted is None or d.get("thread_id") in wanted)
+            and (not metadata or contains(d.get("metadata") or {}, metadata))
+            and (not values or contains(d.get("values") or {}, values))
+            and (status is None or d.get("status") == status)
+        ]
+
+    async def search(self, body: dict[str, Any]) -> tuple[list[dict[str, Any]], int, int, int]:
+        """``POST /threads/search``: ``(page, total, offset, limit)``."""
+        limit = opt_int(body, "limit", 10, lo=1, hi=10000)
+        offset = opt_int(body, "offset", 0)
+        docs = self._filtered(await self.docs.list(KIND), body)
+        items, total = page(docs, sort_by=opt_str(body, "sort_by"), sort_order=opt_str(body, "sort_order"),
+                            allowed=SORTABLE, default_sort="created_at", limit=limit, offset=offset)
+        items = [public(d) for d in items]
+        select = opt_str_list(body, "select")
+        if select:
+            items = [{k: d.get(k) for k in select} for d in items]
+        return items, total, offset, limit
+
+    async def count(self, body: dict[str, Any]) -> int:
+        """``POST /threads/count``."""
+        return len(self._filtered(await self.docs.list(KIND), body))
+
+    async def update(self, thread_id: str, **fields: Any) -> dict[str, Any] | None:
+        """Set fields of a thread (``None`` when it does not exist); bumps ``updated_at``."""
+        meta = fields.pop("merge_metadata", None)
+
+        def change(doc: dict[str, Any]) -> None:
+            doc.update(fields)
+            if meta:
+                doc["metadata"] = {**(doc.get("metadata") or {}), **meta}
+            doc["updated_at"] = now_iso()
+
+        return await self.docs.update(KIND, thread_id, change)
+
+    async def patch(self, thread_id: str, body: dict[str, Any]) -> dict[str, Any]:
+        """``PATCH /threads/{id}``: merge metadata."""
+        await self.get(thread_id)
+        metadata = opt_dict(body, "metadata") or {}
+        doc = await self.update(thread_id, merge_metadata=metadata)
+        if doc is None:
+            raise ApiError(404, f"Thread with ID {thread_id} not found")
+        return public(doc)
+
+    async def delete(self, thread_id: str) -> bool:
+        """Delete the thread document (checkpoints and runs are the caller's job)."""
+        return await self.docs.delete(KIND, thread_id)
+
+    async def all(self) -> list[dict[str, Any]]:
+        """Every thread."""
+        return await self.docs.list(KIND)

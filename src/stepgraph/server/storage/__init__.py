@@ -1,0 +1,38 @@
+"""Persistence backends of the server (SQLite by default, PostgreSQL on request)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+from stepgraph.server.storage.base import Backend, DocStore
+
+__all__ = ["Backend", "DocStore", "open_backend"]
+
+
+@asynccontextmanager
+async def open_backend(database_url: str | None, default_path: Path) -> AsyncIterator[Backend]:
+    """Open the backend named by ``database_url``.
+
+    ``postgres://`` / ``postgresql://`` URLs use PostgreSQL for everything; ``sqlite:///path``,
+    a plain file path or ``None`` (the file ``default_path``) use SQLite.
+    """
+    url = database_url or ""
+    if url.startswith(("postgres://", "postgresql://")):
+        from stepgraph.server.storage.postgres import open_postgres
+
+        async with open_postgres(url) as backend:
+            yield backend
+        return
+    from stepgraph.server.storage.sqlite import open_sqlite
+
+    path: str | Path = default_path
+    if url.startswith("sqlite:///"):
+        path = url[len("sqlite:///"):] or default_path
+    elif url.startswith("sqlite://"):
+        path = url[len("sqlite://"):] or default_path
+    elif url:
+        path = url
+    async with open_sqlite(path) as backend:
+        yield backend

@@ -1,0 +1,97 @@
+"""What the server persists besides checkpoints: assistants, threads and runs as documents.
+
+``DocStore`` is a tiny document table keyed by ``(kind, id)``, with an optional
+``thread_id`` column so a thread's runs can be listed and deleted together. Filtering and
+sorting happen in Python (``resources/``), so a backend only has to store and fetch JSON.
+``Backend`` bundles the document table with the checkpoint saver and the long-term store
+that share the same database.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from abc import ABC, abstractmethod
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from stepgraph.server.serde import dumps, loads
+
+__all__ = ["Backend", "DocStore", "decode_doc", "encode_doc"]
+
+
+def encode_doc(doc: dict[str, Any]) -> str:
+    """A document as JSON text."""
+    return dumps(doc, stream=False).decode()
+
+
+def decode_doc(text: str | bytes) -> dict[str, Any]:
+    """A document from JSON text."""
+    return loads(text)
+
+
+class DocStore(ABC):
+    """Persistent JSON documents keyed by ``(kind, id)``; kinds are assistant, thread, run."""
+
+    def __init__(self) -> None:
+        self._lock = asyncio.Lock()
+
+    @abstractmethod
+    async def setup(self) -> None:
+        """Create the table if needed."""
+
+    @abstractmethod
+    async def get(self, kind: str, doc_id: str) -> dict[str, Any] | None:
+        """The document, or ``None``."""
+
+    @abstractmethod
+    async def insert(self, kind: str, doc_id: str, doc: dict[str, Any], *, thread_id: str | None = None) -> bool:
+        """Store a new document; ``False`` (and no change) when the id already exists."""
+
+    @abstractmethod
+    async def put(self, kind: str, doc_id: str, doc: dict[str, Any], *, thread_id: str | None = None) -> None:
+        """Insert or replace a document."""
+
+    @abstractmethod
+    async def delete(self, kind: str, doc_id: str) -> bool:
+        """Delete a document; whether it existed."""
+
+    @abstractmethod
+    async def delete_for_thread(self, kind: str, thread_id: str) -> int:
+        """Delete every document of ``kind`` attached to ``thread_id``."""
+
+    @abstractmethod
+    async def list(self, kind: str, *, thread_id: str | None = None) -> list[dict[str, Any]]:
+        """Every document of ``kind`` (only those of ``thread_id`` when given)."""
+
+    async def update(
+        self, kind: str, doc_id: str, change: Callable[[dict[str, Any]], Any], *, thread_id: str | None = None,
+    ) -> dict[str, Any] | None:
+        """Read, change in place with ``change(doc)`` and write back; ``None`` if missing.
+
+        Updates through one ``DocStore`` are serialized, so concurrent changes of one
+        document are not lost.
+        """
+        async with self._lock:
+            doc = await self.get(kind, doc_id)
+            if doc is None:
+                return None
+            result = change(doc)
+            if isinstance(result, Awaitable):
+                await result
+            await self.put(kind, doc_id, doc, thread_id=thread_id)
+            return doc
+
+    async def close(self) -> None:
+        """Release connections (the default does nothing)."""
+
+
+@dataclass
+class Backend:
+    """The server's persistence: documents, the checkpoint saver and the long-term store."""
+
+    name: str
+    docs: DocStore
+    saver: Any
+    store: Any
+    location: str

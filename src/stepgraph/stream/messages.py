@@ -1,0 +1,428 @@
+"""The ``messages`` stream mode: LLM tokens and messages produced inside nodes.
+
+``graph.stream(..., stream_mode="messages")`` yields ``(message, metadata)`` pairs:
+
+* **langchain-core chat models** (when langchain-core is installed): every token chunk of a
+  chat model called inside a node, as an ``AIMessageChunk``, the moment it is produced;
+  ``model.invoke()`` streams too, and a model that cannot stream yields its final message
+  when it ends. Nothing to do in the node: ``model.invoke(state["messages"])`` works
+  without passing ``config`` (the node's config is the ambient langchain config while it
+  runs), and so does ``model.invoke(messages, config)``. A model tagged
+  ``stepgraph.constants.TAG_NOSTREAM`` (``model.with_config(tags=["nostream"])``) is
+  skipped.
+* **messages returned by nodes**: each langchain-core message in a node's update that was
+  not streamed before (dedupe by id; the node's input messages count as streamed).
+* **any other LLM client**, through this module's hook, callable from inside a node::
+
+      from stepgraph.stream.messages import push_token, push_message
+
+      def call_model(state):
+          mid = None
+          text = ""
+          for delta in my_client.stream(state["messages"]):
+              mid = push_token(delta, message_id=mid)  # streams one chunk
+              text += delta
+          return {"messages": [{"role": "assistant", "content": text, "id": mid}]}
+
+  ``push_token(token, *, message_id=None, metadata=None) -> str`` streams one chunk. A
+  string token becomes the dict ``{"type": "AIMessageChunk", "content": token, "id": id}``;
+  a dict is streamed as a chunk with ``type`` defaulting to ``"AIMessageChunk"``; a
+  langchain-core ``BaseMessageChunk`` is streamed as is. The id is ``message_id``, else the
+  chunk's own id, else a new ``uuid4`` string; it is returned so that the next chunks of
+  the same message can pass it back. ``push_message(message, *, metadata=None)`` streams a
+  complete message (a dict or a langchain-core message) and returns it with an id. Both
+  are no-ops (apart from the returned id/message) when ``messages`` is not streamed, and
+  raise ``RuntimeError`` outside a running node. A pushed id counts as streamed, so the
+  node returning that message later does not stream it twice.
+  ``stepgraph.graph.message.push_message`` is LangGraph's variant: it also writes the
+  message to the state (``state_key``).
+
+``metadata`` is the node's: ``langgraph_step``, ``langgraph_node``, ``langgraph_triggers``,
+``langgraph_path``, ``langgraph_checkpoint_ns``, the run's metadata and ``thread_id``,
+``checkpoint_ns`` (the subgraph's namespace inside a subgraph; for a chat model at the root,
+the task's), plus, for chat models, the run's tags (``"tags"``) and the model's ``ls_*``
+keys; ``push_token``/``push_message`` merge their ``metadata`` argument in.
+
+Subgraph messages are streamed only with ``subgraphs=True`` (the part's namespace is the
+subgraph's); otherwise a subgraph's new messages surface as the output of the parent node
+that ran it.
+
+Importing this module never imports langchain-core; the langchain callback handler is
+built on first use, and only when ``messages`` is streamed and langchain-core is installed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+import uuid
+import weakref
+from collections.abc import Awaitable, Callable, Sequence
+from contextvars import ContextVar
+from functools import cache
+from typing import TYPE_CHECKING, Any
+
+from stepgraph.constants import TAG_NOSTREAM
+from stepgraph.engine.context import current_task
+from stepgraph.messages._merge import langchain_available
+
+if TYPE_CHECKING:
+    from stepgraph.engine.loop import RunLoop
+    from stepgraph.engine.tasks import Task
+
+__all__ = ["push_message", "push_token"]
+
+MODE = "messages"
+
+_PROPAGATE = ("thread_id", "checkpoint_id", "checkpoint_ns", "task_id", "run_id", "assistant_id", "graph_id")
+"""``configurable`` keys LangGraph copies into the metadata of a graph run."""
+
+_SCOPE: ContextVar[Task | None] = ContextVar("stepgraph_messages_scope", default=None)
+
+
+# -- per-run state ---------------------------------------------------------------------------
+
+
+class _RunMessages:
+    """The ``messages`` stream of one run loop: where parts go and which ids were streamed."""
+
+    __slots__ = ("_loop", "sink", "ns", "extra", "seen", "_handler")
+
+    def __init__(self, loop: RunLoop, seen: set[Any]) -> None:
+        self._loop = weakref.ref(loop)
+        self.sink = loop.sink
+        self.ns = loop.ns
+        base_meta = loop.config.get("metadata") or {}
+        self.extra = {
+            k: v for k in _PROPAGATE if (v := loop.configurable.get(k)) and k not in base_meta
+        }
+        self.seen = seen
+        self._handler: Any = None
+
+    def owns(self, task: Task | None) -> bool:
+        """Whether an event seen now belongs to this run (not to a graph nested in a node)."""
+        return task is None or task.run is self._loop()
+
+    def task_metadata(self, task: Task) -> dict[str, Any]:
+        return {**task.config.get("metadata", {}), **self.extra}
+
+    def emit(self, message: Any, metadata: dict[str, Any], *, dedupe: bool = False) -> None:
+        mid = _get_id(message)
+        if dedupe and mid is not None and mid in self.seen:
+            return
+        if mid is None:
+            mid = str(uuid.uuid4())
+            message.id = mid
+        self.seen.add(mid)
+        self.sink.emit(self.ns, MODE, (message, metadata))
+
+    def handler(self) -> Any:
+        """The langchain callback handler that reports this run's chat-model tokens."""
+        if self._handler is None:
+            self._handler = _handler_class()(self)
+        return self._handler
+
+
+_RUNS: weakref.WeakKeyDictionary[Any, _RunMessages] = weakref.WeakKeyDictionary()
+
+
+def _run_messages(loop: RunLoop) -> _RunMessages:
+    state = _RUNS.get(loop)
+    if state is None:
+        # A subgraph whose parts reach its parent's stream shares the parent's seen ids, so
+        # the parent node that returns the subgraph's messages does not stream them again.
+        seen: set[Any] | None = None
+        parent = loop.parent_task
+        if parent is not None and getattr(loop.sink, "target", None) is not None:
+            up = _RUNS.get(parent.run)
+            if up is not None:
+                seen = up.seen
+        state = _RUNS.setdefault(loop, _RunMessages(loop, set() if seen is None else seen))
+    return state
+
+
+def _get_id(message: Any) -> Any:
+    return message.get("id") if isinstance(message, dict) else getattr(message, "id", None)
+
+
+# -- engine hooks ----------------------------------------------------------------------------
+
+
+def task_callbacks(loop: RunLoop, callbacks: Any) -> Any:
+    """The ``callbacks`` of a task config in a run streaming ``messages`` (``build_task_config``).
+
+    Adds this run's handler to the given callbacks (a list or a langchain callback manager),
+    replacing any handler inherited from a parent graph. Returns ``callbacks`` unchanged when
+    langchain-core is not installed.
+    """
+    if not langchain_available():
+        return callbacks
+    handler = _run_messages(loop).handler()
+    kind = type(handler)
+    if callbacks is None:
+        return [handler]
+    if isinstance(callbacks, list):
+        return [*(h for h in callbacks if not isinstance(h, kind)), handler]
+    manager = callbacks.copy()
+    for h in [*manager.handlers, *manager.inheritable_handlers]:
+        if isinstance(h, kind):
+            manager.remove_handler(h)
+    manager.add_handler(handler, inherit=True)
+    return manager
+
+
+def in_scope(task: Task) -> bool:
+    """Whether ``task``'s attempt already runs inside :func:`attempt_sync`/``attempt_async``."""
+    return _SCOPE.get() is task
+
+
+def attempt_sync(task: Task, attempt: Callable[[Task], None]) -> None:
+    """Run one attempt of ``task`` (``runner._attempt_sync``) with ``messages`` streamed."""
+    state, tokens = _enter(task)
+    try:
+        attempt(task)
+    finally:
+        _exit(tokens)
+    if state is not None:
+        _emit_outputs(state, task)
+
+
+async def attempt_async(task: Task, attempt: Callable[[Task], Awaitable[None]]) -> None:
+    """Async twin of :func:`attempt_sync`."""
+    state, tokens = _enter(task)
+    try:
+        await attempt(task)
+    finally:
+        _exit(tokens)
+    if state is not None:
+        _emit_outputs(state, task)
+
+
+def _enter(task: Task) -> tuple[_RunMessages | None, tuple[Any, ...]]:
+    scope = _SCOPE.set(task)
+    if not langchain_available():
+        return None, (scope,)
+    from langchain_core.runnables.config import var_child_runnable_config
+
+    state = _run_messages(task.run)
+    config = {k: v for k, v in task.config.items() if k != "run_name" and k != "run_id"}
+    lc = var_child_runnable_config.set(config)  # type: ignore[arg-type]
+    message_cls = _base_message()
+    if message_cls is not None:
+        _mark_seen(state.seen, task.input, message_cls)
+    return state, (scope, var_child_runnable_config, lc)
+
+
+def _exit(tokens: tuple[Any, ...]) -> None:
+    if len(tokens) == 3:
+        tokens[1].reset(tokens[2])
+    _SCOPE.reset(tokens[0])
+
+
+def _base_message() -> Any:
+    mod = sys.modules.get("langchain_core.messages")
+    return getattr(mod, "BaseMessage", None) if mod is not None else None
+
+
+def _values(obj: Any) -> Sequence[Any]:
+    """Top-level values of a state: a dict, a pydantic model or a dataclass instance."""
+    if isinstance(obj, dict):
+        return list(obj.values())
+    fields = getattr(type(obj), "model_fields", None)
+    if isinstance(fields, dict):
+        return [getattr(obj, k, None) for k in fields]
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return [getattr(obj, f.name) for f in dataclasses.fields(obj)]
+    return ()
+
+
+def _mark_seen(seen: set[Any], state: Any, message_cls: type) -> None:
+    for value in _values(state):
+        if isinstance(value, message_cls):
+            if value.id is not None:
+                seen.add(value.id)
+        elif isinstance(value, Sequence) and not isinstance(value, str):
+            for item in value:
+                if isinstance(item, message_cls) and item.id is not None:
+                    seen.add(item.id)
+
+
+def _emit_outputs(state: _RunMessages, task: Task) -> None:
+    """Stream the messages of ``task``'s update that were not streamed before."""
+    message_cls = _base_message()
+    if message_cls is None or not task.writes:
+        return
+    metadata: dict[str, Any] | None = None
+    for _, value in task.writes:
+        if isinstance(value, message_cls):
+            items: Sequence[Any] = (value,)
+        elif isinstance(value, (list, tuple)):
+            items = value
+        else:
+            continue
+        for item in items:
+            if isinstance(item, message_cls) and (item.id is None or item.id not in state.seen):
+                if metadata is None:
+                    metadata = {**state.task_metadata(task), "ls_integration": "langgraph"}
+                state.emit(item, metadata, dedupe=True)
+
+
+# -- the hook for other LLM clients ----------------------------------------------------------
+
+
+def _running(fn: str) -> Task:
+    task = current_task()
+    if task is None:
+        raise RuntimeError(f"{fn}() must be called from inside a running graph node")
+    return task
+
+
+def push_token(token: Any, *, message_id: str | None = None, metadata: dict[str, Any] | None = None) -> str:
+    """Stream one token chunk of an LLM response to ``stream_mode="messages"``.
+
+    ``token`` is a string (streamed as ``{"type": "AIMessageChunk", "content": token,
+    "id": id}``), a dict (streamed as a chunk; ``type`` defaults to ``"AIMessageChunk"``) or a
+    langchain-core message chunk (streamed as is). The id is ``message_id``, else the chunk's
+    own id, else a new one. Returns the id: pass it back for the next chunks of the same
+    message. ``metadata`` is merged into the node's metadata. A no-op when ``messages`` is
+    not streamed.
+    """
+    task = _running("push_token")
+    mid = message_id or (token.get("id") if isinstance(token, dict) else getattr(token, "id", None))
+    if not mid:
+        mid = str(uuid.uuid4())
+    if MODE not in task.run.sink.modes:
+        return mid
+    if isinstance(token, str):
+        chunk: Any = {"type": "AIMessageChunk", "content": token, "id": mid}
+    elif isinstance(token, dict):
+        chunk = {"type": "AIMessageChunk", **token, "id": mid}
+    elif hasattr(token, "content") and hasattr(token, "id"):
+        chunk = token
+        if chunk.id != mid:
+            chunk.id = mid
+    else:
+        raise TypeError(
+            f"push_token() takes a str, a dict or a langchain-core message chunk, "
+            f"got {type(token).__name__}"
+        )
+    _push(task, chunk, metadata)
+    return mid
+
+
+def push_message(message: Any, *, metadata: dict[str, Any] | None = None) -> Any:
+    """Stream one complete message to ``stream_mode="messages"`` (the state is not changed).
+
+    ``message`` is a dict message or a langchain-core message. A dict without an id is
+    copied with a new ``uuid4`` id; a langchain message without one gets it in place.
+    Returns the message streamed. See ``stepgraph.graph.message.push_message`` to write it to
+    the state as well.
+    """
+    task = _running("push_message")
+    if isinstance(message, dict):
+        if not message.get("id"):
+            message = {**message, "id": str(uuid.uuid4())}
+    elif not (hasattr(message, "content") and hasattr(message, "id")):
+        raise TypeError(
+            f"push_message() takes a dict or a langchain-core message, got {type(message).__name__}"
+        )
+    elif message.id is None:
+        message.id = str(uuid.uuid4())
+    if MODE in task.run.sink.modes:
+        _push(task, message, metadata)
+    return message
+
+
+def _push(task: Task, message: Any, metadata: dict[str, Any] | None) -> None:
+    task.touch()
+    state = _run_messages(task.run)
+    meta = state.task_metadata(task)
+    if metadata:
+        meta.update(metadata)
+    state.emit(message, meta)
+
+
+# -- langchain-core callback handler ----------------------------------------------------------
+
+
+def _user_tags(tags: list[str] | None) -> list[str] | None:
+    if not tags:
+        return None
+    kept = [t for t in tags if not t.startswith("seq:step")]
+    return kept or None
+
+
+@cache
+def _handler_class() -> type:
+    """Build the callback handler class (imports langchain-core: called on first use only)."""
+    from langchain_core.callbacks import BaseCallbackHandler
+    from langchain_core.outputs import ChatGeneration, ChatGenerationChunk
+
+    try:
+        from langchain_core.tracers._streaming import _StreamingCallbackHandler
+    except ImportError:  # pragma: no cover - older langchain-core
+        _StreamingCallbackHandler = object  # type: ignore[assignment,misc]
+
+    class StreamMessagesHandler(BaseCallbackHandler, _StreamingCallbackHandler):  # type: ignore[misc,valid-type]
+        """Reports a run's chat-model tokens and final messages to its ``messages`` stream.
+
+        Being a ``_StreamingCallbackHandler`` makes ``BaseChatModel.invoke`` stream, as in
+        LangGraph.
+        """
+
+        run_inline = True  # called in the thread / asyncio task of the model call, in order
+
+        def __init__(self, run: _RunMessages) -> None:
+            self._run = run
+            self.metadata: dict[Any, dict[str, Any]] = {}
+
+        def tap_output_aiter(self, run_id: Any, output: Any) -> Any:
+            return output
+
+        def tap_output_iter(self, run_id: Any, output: Any) -> Any:
+            return output
+
+        def on_chat_model_start(
+            self,
+            serialized: Any,
+            messages: Any,
+            *,
+            run_id: Any,
+            parent_run_id: Any = None,
+            tags: list[str] | None = None,
+            metadata: dict[str, Any] | None = None,
+            **kwargs: Any,
+        ) -> Any:
+            if not metadata or (tags and TAG_NOSTREAM in tags):
+                return
+            task = current_task()
+            if not self._run.owns(task):
+                return  # a model called inside a graph nested in one of our nodes
+            meta = {**metadata, **self._run.extra}
+            if (user := _user_tags(tags)) is not None:
+                meta["tags"] = user
+            self.metadata[run_id] = meta
+
+        def on_llm_new_token(
+            self, token: str, *, chunk: Any = None, run_id: Any, **kwargs: Any
+        ) -> Any:
+            if not isinstance(chunk, ChatGenerationChunk):
+                return
+            meta = self.metadata.get(run_id)
+            if meta is not None:
+                task = current_task()
+                if task is not None:
+                    task.touch()
+                self._run.emit(chunk.message, meta)
+
+        def on_llm_end(self, response: Any, *, run_id: Any, **kwargs: Any) -> Any:
+            meta = self.metadata.pop(run_id, None)
+            if meta is not None and response.generations and response.generations[0]:
+                gen = response.generations[0][0]
+                if isinstance(gen, ChatGeneration):
+                    self._run.emit(gen.message, meta, dedupe=True)
+
+        def on_llm_error(self, error: BaseException, *, run_id: Any, **kwargs: Any) -> Any:
+            self.metadata.pop(run_id, None)
+
+    return StreamMessagesHandler
