@@ -146,7 +146,7 @@ class SaverCodec:
         self,
         serde: SerializerProtocol,
         *,
-        snapshot_ratio: float = 2.0,
+        snapshot_ratio: float = 6.0,
         min_delta_budget: int = 256,
         max_tips: int = 4096,
     ) -> None:
