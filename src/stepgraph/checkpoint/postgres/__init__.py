@@ -12,10 +12,9 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from functools import partial
 from typing import TYPE_CHECKING, Any, Self
 
-from stepgraph.checkpoint._flows import Flow, R, drive, execute
+from stepgraph.checkpoint._db import PgTransactor
 from stepgraph.checkpoint._sql import POSTGRES
 from stepgraph.checkpoint._sqlsaver import SqlSaver
 from stepgraph.checkpoint.postgres._driver import is_pool, require_psycopg
@@ -26,7 +25,7 @@ if TYPE_CHECKING:
 __all__ = ["PostgresSaver"]
 
 
-class PostgresSaver(SqlSaver):
+class PostgresSaver(PgTransactor, SqlSaver):
     """A saver on a psycopg ``Connection`` or ``ConnectionPool``; async methods use a thread."""
 
     dialect = POSTGRES
@@ -51,20 +50,3 @@ class PostgresSaver(SqlSaver):
     def setup(self) -> None:
         """Create or migrate the tables (idempotent; also runs on first use)."""
         self._migrate()
-
-    @contextmanager
-    def _connection(self) -> Iterator[Any]:
-        if self._pool:
-            with self.conn.connection() as conn:
-                yield conn
-        else:
-            with self.lock:
-                yield self.conn
-
-    def _transact(self, flow: Flow[R], write: bool) -> R:
-        with (
-            self._connection() as conn,
-            conn.transaction(),
-            conn.cursor(row_factory=self._psycopg.rows.tuple_row) as cursor,
-        ):
-            return drive(flow, partial(execute, cursor))

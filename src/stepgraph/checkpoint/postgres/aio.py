@@ -9,10 +9,9 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from functools import partial
 from typing import TYPE_CHECKING, Any, Self
 
-from stepgraph.checkpoint._flows import Flow, R, adrive, aexecute
+from stepgraph.checkpoint._db import AsyncPgTransactor
 from stepgraph.checkpoint._sql import POSTGRES
 from stepgraph.checkpoint._sqlsaver import SqlSaver
 from stepgraph.checkpoint.base import SaverError
@@ -24,7 +23,7 @@ if TYPE_CHECKING:
 __all__ = ["AsyncPostgresSaver"]
 
 
-class AsyncPostgresSaver(SqlSaver):
+class AsyncPostgresSaver(AsyncPgTransactor, SqlSaver):
     """A saver on a psycopg ``AsyncConnection`` (lock-serialized) or ``AsyncConnectionPool``."""
 
     dialect = POSTGRES
@@ -56,35 +55,10 @@ class AsyncPostgresSaver(SqlSaver):
         """Create or migrate the tables (idempotent; also runs on first use)."""
         await self._amigrate()
 
-    @asynccontextmanager
-    async def _connection(self) -> AsyncIterator[Any]:
-        if self._pool:
-            async with self.conn.connection() as conn:
-                yield conn
-        else:
-            async with self.lock:
-                yield self.conn
-
-    async def _atransact(self, flow: Flow[R], write: bool) -> R:
-        if self.loop is None:
-            self.loop = asyncio.get_running_loop()
-        async with (
-            self._connection() as conn,
-            conn.transaction(),
-            conn.cursor(row_factory=self._psycopg.rows.tuple_row) as cursor,
-        ):
-            return await adrive(flow, partial(aexecute, cursor))
-
-    def _transact(self, flow: Flow[R], write: bool) -> R:
-        try:
-            running: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
-        except RuntimeError:
-            running = None
-        if self.loop is None or running is self.loop:
-            raise SaverError(
-                "A sync method of AsyncPostgresSaver was called on its own event loop "
-                "(or before the saver was used from one); it would block the loop.",
-                code="SG415",
-                hint="await the async twin (aget_tuple, aput, alist, ...) instead",
-            )
-        return asyncio.run_coroutine_threadsafe(self._atransact(flow, write), self.loop).result()
+    def _loop_misuse_error(self) -> Exception:
+        return SaverError(
+            "A sync method of AsyncPostgresSaver was called on its own event loop "
+            "(or before the saver was used from one); it would block the loop.",
+            code="SG415",
+            hint="await the async twin (aget_tuple, aput, alist, ...) instead",
+        )

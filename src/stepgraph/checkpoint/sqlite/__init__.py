@@ -11,13 +11,11 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from functools import partial
 from typing import TYPE_CHECKING, Self
 
-from stepgraph.checkpoint._flows import Flow, R, drive, execute
+from stepgraph.checkpoint._db import SqliteTransactor
 from stepgraph.checkpoint._sql import SQLITE
 from stepgraph.checkpoint._sqlsaver import SqlSaver
 
@@ -26,7 +24,6 @@ if TYPE_CHECKING:
 
 __all__ = ["SqliteSaver", "connect"]
 
-BUSY_TIMEOUT_MS = 30_000
 
 
 def connect(path: str) -> sqlite3.Connection:
@@ -34,7 +31,7 @@ def connect(path: str) -> sqlite3.Connection:
     return sqlite3.connect(path, check_same_thread=False, isolation_level=None)
 
 
-class SqliteSaver(SqlSaver):
+class SqliteSaver(SqliteTransactor, SqlSaver):
     """A saver on a ``sqlite3.Connection``; the schema is created on first use.
 
     Pass a connection made with ``check_same_thread=False`` if the saver is used from more than
@@ -66,45 +63,3 @@ class SqliteSaver(SqlSaver):
     def setup(self) -> None:
         """Create or migrate the tables (idempotent; also runs on first use)."""
         self._migrate()
-
-    def _transact(self, flow: Flow[R], write: bool) -> R:
-        with self.lock:
-            conn = self.conn
-            if not self._pragmas_done:
-                self._apply_pragmas()
-            own = not conn.in_transaction
-            if own:
-                conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
-            cursor = conn.cursor()
-            cursor.row_factory = None
-            try:
-                result = drive(flow, partial(execute, cursor))
-                if own:
-                    conn.commit()
-            except BaseException:
-                if own and conn.in_transaction:
-                    conn.rollback()
-                raise
-            finally:
-                cursor.close()
-            return result
-
-    def _apply_pragmas(self) -> None:
-        conn = self.conn
-        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-        if not conn.in_transaction:
-            # Switching a fresh file to WAL needs an exclusive lock and SQLite may refuse it
-            # at once (no busy wait) while another process is opening the same file.
-            deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
-            while True:
-                try:
-                    conn.execute("PRAGMA journal_mode = WAL")
-                    break
-                except sqlite3.OperationalError as exc:
-                    if "locked" not in str(exc) or time.monotonic() > deadline:
-                        raise
-                    time.sleep(0.005)
-            conn.execute("PRAGMA synchronous = NORMAL")
-            conn.execute("PRAGMA wal_autocheckpoint = 256")
-            conn.execute("PRAGMA journal_size_limit = 1048576")
-        self._pragmas_done = True

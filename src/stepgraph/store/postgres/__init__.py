@@ -13,10 +13,9 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from functools import partial
 from typing import Any, Self
 
-from stepgraph.checkpoint._flows import Flow, R, drive, execute
+from stepgraph.checkpoint._db import PgTransactor
 from stepgraph.store._sql import POSTGRES
 from stepgraph.store._sqlstore import SqlStore
 from stepgraph.store.base import IndexConfig, TTLConfig
@@ -26,7 +25,7 @@ from stepgraph.store.postgres.aio import AsyncPostgresStore
 __all__ = ["AsyncPostgresStore", "PostgresStore"]
 
 
-class PostgresStore(SqlStore):
+class PostgresStore(PgTransactor, SqlStore):
     """A store on a psycopg ``Connection`` or ``ConnectionPool``; async methods use a thread."""
 
     sql = POSTGRES
@@ -53,20 +52,3 @@ class PostgresStore(SqlStore):
     def setup(self) -> None:
         """Create or migrate the tables (idempotent; also runs on first use)."""
         self._migrate()
-
-    @contextmanager
-    def _connection(self) -> Iterator[Any]:
-        if self._pool:
-            with self.conn.connection() as conn:
-                yield conn
-        else:
-            with self.lock:
-                yield self.conn
-
-    def _transact(self, flow: Flow[R], write: bool) -> R:
-        with (
-            self._connection() as conn,
-            conn.transaction(),
-            conn.cursor(row_factory=self._psycopg.rows.tuple_row) as cursor,
-        ):
-            return drive(flow, partial(execute, cursor))

@@ -9,10 +9,9 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from functools import partial
 from typing import Any, Self
 
-from stepgraph.checkpoint._flows import Flow, R, adrive, aexecute
+from stepgraph.checkpoint._db import AsyncPgTransactor
 from stepgraph.store._sql import POSTGRES
 from stepgraph.store._sqlstore import SqlStore
 from stepgraph.store.base import IndexConfig, StoreError, TTLConfig
@@ -21,7 +20,7 @@ from stepgraph.store.postgres._driver import is_pool, require_psycopg
 __all__ = ["AsyncPostgresStore"]
 
 
-class AsyncPostgresStore(SqlStore):
+class AsyncPostgresStore(AsyncPgTransactor, SqlStore):
     """A store on a psycopg ``AsyncConnection`` (lock-serialized) or ``AsyncConnectionPool``."""
 
     sql = POSTGRES
@@ -55,35 +54,10 @@ class AsyncPostgresStore(SqlStore):
         """Create or migrate the tables (idempotent; also runs on first use)."""
         await self._amigrate()
 
-    @asynccontextmanager
-    async def _connection(self) -> AsyncIterator[Any]:
-        if self._pool:
-            async with self.conn.connection() as conn:
-                yield conn
-        else:
-            async with self.lock:
-                yield self.conn
-
-    async def _atransact(self, flow: Flow[R], write: bool) -> R:
-        if self.loop is None:
-            self.loop = asyncio.get_running_loop()
-        async with (
-            self._connection() as conn,
-            conn.transaction(),
-            conn.cursor(row_factory=self._psycopg.rows.tuple_row) as cursor,
-        ):
-            return await adrive(flow, partial(aexecute, cursor))
-
-    def _transact(self, flow: Flow[R], write: bool) -> R:
-        try:
-            running: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
-        except RuntimeError:
-            running = None
-        if self.loop is None or running is self.loop:
-            raise StoreError(
-                "A sync method of AsyncPostgresStore was called on its own event loop "
-                "(or before the store was used from one); it would block the loop.",
-                code="SG435",
-                hint="await the async twin (aget, aput, asearch, ...) instead",
-            )
-        return asyncio.run_coroutine_threadsafe(self._atransact(flow, write), self.loop).result()
+    def _loop_misuse_error(self) -> Exception:
+        return StoreError(
+            "A sync method of AsyncPostgresStore was called on its own event loop "
+            "(or before the store was used from one); it would block the loop.",
+            code="SG435",
+            hint="await the async twin (aget, aput, asearch, ...) instead",
+        )

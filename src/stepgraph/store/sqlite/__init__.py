@@ -10,20 +10,17 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from functools import partial
 from typing import Self
 
-from stepgraph.checkpoint._flows import Flow, R, drive, execute
+from stepgraph.checkpoint._db import SqliteTransactor
 from stepgraph.store._sql import SQLITE
 from stepgraph.store._sqlstore import SqlStore
 from stepgraph.store.base import IndexConfig, TTLConfig
 
 __all__ = ["SqliteStore", "connect"]
 
-BUSY_TIMEOUT_MS = 30_000
 
 
 def connect(path: str) -> sqlite3.Connection:
@@ -31,7 +28,9 @@ def connect(path: str) -> sqlite3.Connection:
     return sqlite3.connect(path, check_same_thread=False, isolation_level=None)
 
 
-class SqliteStore(SqlStore):
+class SqliteStore(SqliteTransactor, SqlStore):
+    _wal_tuning = False
+
     """A store on a ``sqlite3.Connection``; tables (``sg_store*``) are created on first use.
 
     Pass a connection made with ``check_same_thread=False`` if the store is used from more
@@ -68,43 +67,3 @@ class SqliteStore(SqlStore):
     def setup(self) -> None:
         """Create or migrate the tables (idempotent; also runs on first use)."""
         self._migrate()
-
-    def _transact(self, flow: Flow[R], write: bool) -> R:
-        with self.lock:
-            conn = self.conn
-            if not self._pragmas_done:
-                self._apply_pragmas()
-            own = not conn.in_transaction
-            if own:
-                conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
-            cursor = conn.cursor()
-            cursor.row_factory = None
-            try:
-                result = drive(flow, partial(execute, cursor))
-                if own:
-                    conn.commit()
-            except BaseException:
-                if own and conn.in_transaction:
-                    conn.rollback()
-                raise
-            finally:
-                cursor.close()
-            return result
-
-    def _apply_pragmas(self) -> None:
-        conn = self.conn
-        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-        if not conn.in_transaction:
-            # Switching a fresh file to WAL needs an exclusive lock, which SQLite may refuse
-            # at once (no busy wait) while another process opens the same file.
-            deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
-            while True:
-                try:
-                    conn.execute("PRAGMA journal_mode = WAL")
-                    break
-                except sqlite3.OperationalError as exc:
-                    if "locked" not in str(exc) or time.monotonic() > deadline:
-                        raise
-                    time.sleep(0.005)
-            conn.execute("PRAGMA synchronous = NORMAL")
-        self._pragmas_done = True
