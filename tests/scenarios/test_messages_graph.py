@@ -170,11 +170,6 @@ def test_extended_messages_state(driver):
     }
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="stepgraph bug: stream_mode='messages' yields nothing (LangGraph yields each "
-    "message a node returns, with its metadata)",
-)
 def test_messages_stream_mode_yields_node_messages(driver):
     """stream_mode="messages" yields (message, metadata) for messages returned by nodes."""
     chunks = driver.stream(_agent(), {"messages": [("user", "go")]}, stream_mode="messages")

@@ -20,7 +20,7 @@ from typing import Annotated, Any, Literal, TypeAlias
 from typing_extensions import TypedDict
 
 from stepgraph.messages._dict import REMOVE_ALL_MESSAGES
-from stepgraph.messages._merge import check_format, merge_messages
+from stepgraph.messages._merge import check_format, langchain_available, merge_messages
 
 __all__ = [
     "REMOVE_ALL_MESSAGES",
@@ -101,11 +101,50 @@ class MessagesState(TypedDict):
 
 
 def push_message(message: Any, *, state_key: str | None = "messages") -> Any:
-    """Not supported yet: emitting a message to the ``messages`` stream by hand.
+    """Stream a message to the ``messages`` stream mode by hand, from inside a node.
 
-    Return the message from the node instead (it is streamed once it is in the state).
+    LangGraph's ``push_message``: the message is coerced (with langchain-core installed, to
+    a ``BaseMessage`` through ``convert_to_messages``, as LangGraph does; otherwise to a
+    plain-dict message), must have an id (``ValueError`` otherwise), is streamed with the
+    node's metadata when ``stream_mode`` includes ``"messages"``, and, unless ``state_key``
+    is ``None``, is also written to that state key as part of the node's update. Returns the
+    coerced message. Raises ``RuntimeError`` outside a running node.
+
+    For token chunks and for streaming without touching the state, see
+    ``stepgraph.stream.messages`` (``push_token``, ``push_message``).
     """
-    raise NotImplementedError(
-        "stepgraph does not support push_message() yet; return the message in the node's "
-        f"update (e.g. {{{state_key or 'messages'!r}: [message]}}) instead."
-    )
+    from stepgraph.engine.context import current_task
+
+    task = current_task()
+    if task is None:
+        raise RuntimeError("push_message() must be called from inside a running graph node")
+    if langchain_available():
+        from langchain_core.messages import convert_to_messages
+
+        msg = convert_to_messages([message])[0]
+        mid = msg.id
+    else:
+        from stepgraph.messages._dict import to_message_dict
+
+        mid = message.get("id") if isinstance(message, dict) else None
+        msg = to_message_dict(message) if mid else None
+    if not mid:
+        raise ValueError("Message ID is required")
+    if state_key:
+        channels = task.run.graph.channels
+        if state_key not in channels:
+            from stepgraph.errors import InvalidUpdateError
+
+            raise InvalidUpdateError(
+                f"push_message(state_key={state_key!r}) in node '{task.name}': the state has no "
+                f"key {state_key!r} (step {task.step}).",
+                code="SG205",
+                hint="pass the name of the state's messages key, or state_key=None to only "
+                "stream the message",
+            )
+    from stepgraph.stream.messages import push_message as _push
+
+    _push(msg)
+    if state_key:
+        task.writes.append((state_key, msg))
+    return msg

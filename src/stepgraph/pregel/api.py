@@ -69,6 +69,9 @@ class PregelAPI:
         if parent is not None and parent.run.sink.subgraphs:
             ns = config["configurable"]["checkpoint_ns"]
             sink = ForwardingSink(parent.run.sink, mode_set, tuple(ns.split("|")) if ns else ())
+        elif parent is not None:
+            ns = config["configurable"]["checkpoint_ns"]
+            sink = StreamSink(mode_set, subgraphs=subgraphs, base=tuple(ns.split("|")) if ns else ())
         else:
             sink = StreamSink(mode_set, subgraphs=subgraphs)
         saver = resolve_checkpointer(self, config)

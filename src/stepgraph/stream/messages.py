@@ -92,10 +92,7 @@ class _RunMessages:
         self._loop = weakref.ref(loop)
         self.sink = loop.sink
         self.ns = loop.ns
-        base_meta = loop.config.get("metadata") or {}
-        self.extra = {
-            k: v for k in _PROPAGATE if (v := loop.configurable.get(k)) and k not in base_meta
-        }
+        self.extra = _graph_metadata(loop)
         self.seen = seen
         self._handler: Any = None
 
@@ -105,6 +102,22 @@ class _RunMessages:
 
     def task_metadata(self, task: Task) -> dict[str, Any]:
         return {**task.config.get("metadata", {}), **self.extra}
+
+    def model_metadata(self, metadata: dict[str, Any], tags: list[str] | None) -> dict[str, Any] | None:
+        """The metadata of a chat model's parts (``None``: the model is not ours to stream)."""
+        task = current_task()
+        if not self.owns(task):
+            return None  # a model called inside a graph nested in one of our nodes
+        meta = {**metadata, **self.extra}
+        if task is not None and metadata.get("langgraph_checkpoint_ns") != task.ns:
+            # A functional-API task call sees its caller's ambient config: report the call's
+            # own metadata, as LangGraph does.
+            if meta.get("checkpoint_ns") == metadata.get("langgraph_checkpoint_ns"):
+                meta["checkpoint_ns"] = task.ns
+            meta.update(task.config.get("metadata", {}))
+        if tags and (user := [t for t in tags if not t.startswith("seq:step")]):
+            meta["tags"] = user
+        return meta
 
     def emit(self, message: Any, metadata: dict[str, Any], *, dedupe: bool = False) -> None:
         mid = _get_id(message)
@@ -121,6 +134,24 @@ class _RunMessages:
         if self._handler is None:
             self._handler = _handler_class()(self)
         return self._handler
+
+
+def _graph_metadata(loop: RunLoop) -> dict[str, Any]:
+    """What LangGraph copies from ``configurable`` into a graph run's metadata (``thread_id``,
+    a subgraph's ``checkpoint_ns``...): at each graph entry, from the root down, the keys not
+    already there. So a nested subgraph reports its outermost subgraph's namespace."""
+    chain = []
+    run: Any = loop
+    while run is not None:
+        chain.append(run)
+        run = run.parent_task.run if run.parent_task is not None else None
+    out: dict[str, Any] = {}
+    for run in reversed(chain):
+        base = run.config.get("metadata") or {}
+        for k in _PROPAGATE:
+            if k not in out and k not in base and (v := run.configurable.get(k)):
+                out[k] = v
+    return out
 
 
 _RUNS: weakref.WeakKeyDictionary[Any, _RunMessages] = weakref.WeakKeyDictionary()
@@ -183,7 +214,7 @@ def attempt_sync(task: Task, attempt: Callable[[Task], None]) -> None:
         attempt(task)
     finally:
         _exit(tokens)
-    if state is not None:
+    if state is not None and not task.node.hidden:
         _emit_outputs(state, task)
 
 
@@ -194,7 +225,7 @@ async def attempt_async(task: Task, attempt: Callable[[Task], Awaitable[None]]) 
         await attempt(task)
     finally:
         _exit(tokens)
-    if state is not None:
+    if state is not None and not task.node.hidden:
         _emit_outputs(state, task)
 
 
@@ -208,7 +239,7 @@ def _enter(task: Task) -> tuple[_RunMessages | None, tuple[Any, ...]]:
     config = {k: v for k, v in task.config.items() if k != "run_name" and k != "run_id"}
     lc = var_child_runnable_config.set(config)  # type: ignore[arg-type]
     message_cls = _base_message()
-    if message_cls is not None:
+    if message_cls is not None and not task.node.hidden:  # like LangGraph, skip __start__
         _mark_seen(state.seen, task.input, message_cls)
     return state, (scope, var_child_runnable_config, lc)
 
@@ -345,13 +376,6 @@ def _push(task: Task, message: Any, metadata: dict[str, Any] | None) -> None:
 # -- langchain-core callback handler ----------------------------------------------------------
 
 
-def _user_tags(tags: list[str] | None) -> list[str] | None:
-    if not tags:
-        return None
-    kept = [t for t in tags if not t.startswith("seq:step")]
-    return kept or None
-
-
 @cache
 def _handler_class() -> type:
     """Build the callback handler class (imports langchain-core: called on first use only)."""
@@ -395,13 +419,9 @@ def _handler_class() -> type:
         ) -> Any:
             if not metadata or (tags and TAG_NOSTREAM in tags):
                 return
-            task = current_task()
-            if not self._run.owns(task):
-                return  # a model called inside a graph nested in one of our nodes
-            meta = {**metadata, **self._run.extra}
-            if (user := _user_tags(tags)) is not None:
-                meta["tags"] = user
-            self.metadata[run_id] = meta
+            meta = self._run.model_metadata(metadata, tags)
+            if meta is not None:
+                self.metadata[run_id] = meta
 
         def on_llm_new_token(
             self, token: str, *, chunk: Any = None, run_id: Any, **kwargs: Any

@@ -22,11 +22,15 @@ StreamPart = tuple[tuple[str, ...], str, Any]
 class StreamSink:
     """A thread-safe queue of stream parts filtered by the requested ``modes``."""
 
-    __slots__ = ("modes", "parts", "_event", "_aevent", "_loop", "subgraphs", "_owner")
+    __slots__ = ("modes", "parts", "_event", "_aevent", "_loop", "subgraphs", "_owner", "base")
 
-    def __init__(self, modes: frozenset[str], *, subgraphs: bool = False) -> None:
+    def __init__(
+        self, modes: frozenset[str], *, subgraphs: bool = False, base: tuple[str, ...] = ()
+    ) -> None:
         self.modes = modes
         self.subgraphs = subgraphs
+        self.base = base
+        """The namespace of the graph whose caller reads this sink (shown as ``()``)."""
         self.parts: deque[StreamPart] = deque()
         self._event: threading.Event | None = None
         self._aevent: asyncio.Event | None = None
@@ -37,6 +41,9 @@ class StreamSink:
         """Queue one part (dropped when ``mode`` was not requested)."""
         if mode not in self.modes:
             return
+        base = self.base
+        if base and ns[: len(base)] == base:
+            ns = ns[len(base):]
         if ns and not self.subgraphs:
             return
         self.parts.append((ns, mode, payload))
@@ -86,13 +93,12 @@ class ForwardingSink(StreamSink):
     for the modes the child's own caller asked for, to that caller (namespace made relative).
     """
 
-    __slots__ = ("target", "local", "base")
+    __slots__ = ("target", "local")
 
     def __init__(self, target: StreamSink, local: frozenset[str], base: tuple[str, ...]) -> None:
-        super().__init__(local | target.modes, subgraphs=True)
+        super().__init__(local | target.modes, subgraphs=True, base=base)
         self.target = target
         self.local = local
-        self.base = base
 
     def emit(self, ns: tuple[str, ...], mode: str, payload: Any) -> None:
         if mode in self.target.modes:

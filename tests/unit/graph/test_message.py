@@ -274,9 +274,9 @@ def test_messages_state_schema():
     assert set(message_mod.__all__) >= {"add_messages", "MessagesState", "REMOVE_ALL_MESSAGES"}
 
 
-def test_push_message_not_implemented():
-    """push_message raises NotImplementedError with a hint."""
-    with pytest.raises(NotImplementedError, match="push_message"):
+def test_push_message_outside_a_node_raises():
+    """push_message needs a running node to stream from."""
+    with pytest.raises(RuntimeError):
         push_message({"role": "assistant", "content": "x", "id": "1"})
 
 
