@@ -24,6 +24,11 @@ def build_task_config(loop: RunLoop, task: Task) -> RunnableConfig:
         "langgraph_path": task.path,
         "langgraph_checkpoint_ns": task.ns,
     }
+    thread_id = loop.configurable.get("thread_id")
+    if thread_id is not None:
+        metadata.setdefault("thread_id", thread_id)
+    if loop.checkpoint_ns:
+        metadata["checkpoint_ns"] = loop.checkpoint_ns
     configurable = {**loop.configurable, "checkpoint_ns": task.ns}
     configurable.pop("checkpoint_id", None)
     config: dict[str, Any] = {**base, "metadata": metadata, "configurable": configurable}
