@@ -3,7 +3,6 @@
 import operator
 from typing import Annotated, Literal
 
-import pytest
 from typing_extensions import TypedDict
 
 from stepgraph.graph import END, START, StateGraph
@@ -151,26 +150,22 @@ def _start_to_a():
     return g.compile()
 
 
-@pytest.mark.xfail(strict=True, reason=CMD_INPUT_BUG)
 def test_command_as_input_on_new_run_goto(driver):
     """Command(goto="b") as a new run's input runs b alongside START's own edge to a."""
     assert driver.invoke(_start_to_a(), Command(goto="b")) == {"trail": ["a", "b saw n=None"]}
 
 
-@pytest.mark.xfail(strict=True, reason=CMD_INPUT_BUG)
 def test_command_as_input_on_new_run_update_and_goto(driver):
     """Command(update=..., goto=...) as input writes the update before a and b run."""
     out = driver.invoke(_start_to_a(), Command(update={"n": 3}, goto="b"))
     assert out == {"n": 3, "trail": ["a", "b saw n=3"]}
 
 
-@pytest.mark.xfail(strict=True, reason=CMD_INPUT_BUG)
 def test_command_as_input_update_only(driver):
     """Command(update=...) alone acts as the input: START's edges run."""
     assert driver.invoke(_start_to_a(), Command(update={"n": 3})) == {"n": 3, "trail": ["a"]}
 
 
-@pytest.mark.xfail(strict=True, reason=CMD_INPUT_BUG)
 def test_command_as_input_stream(driver):
     """Streaming a Command input: values starts with the update, a and b share step 1."""
     app = _start_to_a()

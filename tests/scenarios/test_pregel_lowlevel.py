@@ -115,11 +115,6 @@ def _grow_cycle():
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="stepgraph bug: invoke returns {} - the EphemeralValue written in the previous step "
-    "is cleared by the final step that wrote nothing; LangGraph returns the last value",
-)
 def test_cycle_with_skip_none(driver):
     """A node re-triggering itself stops once it writes None; the last value is the output."""
     assert driver.invoke(_grow_cycle(), {"value": "ab"}) == {"value": "abababab"}
@@ -137,11 +132,6 @@ def test_cycle_with_skip_none_streams(driver):
     ]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="stepgraph gap: no stepgraph.pregel._write module (LangGraph's docs import "
-    "ChannelWriteEntry from langgraph.pregel._write)",
-)
 def test_channel_write_entry_docs_import_path():
     """ChannelWriteEntry is importable from the module LangGraph's docs use."""
     import importlib

@@ -28,6 +28,7 @@ from stepgraph.constants import (
     NS_SEP,
     NULL_TASK_ID,
     RESUME,
+    START,
     TASKS,
 )
 from stepgraph.engine import planner
@@ -127,6 +128,8 @@ class RunLoop:
         self.finishable: tuple[str, ...] = ()
         self.output_writes_seen = False
         self.parent_task: Task | None = None
+        self.track_output = False
+        self.last_output: Any = MISSING
 
     # -- set-up -----------------------------------------------------------------------------
     def restore(self, saved: Any | None) -> None:
@@ -154,6 +157,10 @@ class RunLoop:
         self.stop = self.step + self.recursion_limit + 1
         volatile, self.finishable = self.graph.channel_kinds()
         self.volatile = frozenset(volatile)
+        keys = self.output_keys
+        # ``invoke`` returns the last output it saw, like LangGraph's last ``values`` chunk:
+        # only output channels that clear themselves need remembering.
+        self.track_output = any(k in self.volatile for k in ([keys] if isinstance(keys, str) else keys))
         self.live_volatile = {c for c in volatile if self.channels[c].is_available()}
         self.max_version = max(self.versions.values()) if self.versions else None
 
@@ -172,6 +179,12 @@ class RunLoop:
             if parent.run.resuming and self.versions and not isinstance(inp, Command):
                 if any(c == INTERRUPT for _, c, _ in self.pending_writes):
                     inp = None
+        if isinstance(inp, Command) and not self.versions and self.graph.input_channels == START \
+                and inp.resume is None and inp.graph is None:
+            # A Command starting a new thread acts as its input: the start node applies its
+            # update and goto, and START's own edges fire as for any input.
+            self._fresh_input([(START, inp)])
+            return
         if isinstance(inp, Command):
             writes, resume = map_command(self, inp)
             if resume is not MISSING:
@@ -204,6 +217,9 @@ class RunLoop:
                 code="SG301",
                 hint="give the graph an input with at least one of its input keys",
             )
+        self._fresh_input(writes)
+
+    def _fresh_input(self, writes: list[tuple[str, Any]]) -> None:
         # New input discards tasks still pending from the previous checkpoint.
         discarded = [
             WriteSource(t.name, [], t.triggers, t.path, t.sort_key)
@@ -365,6 +381,8 @@ class RunLoop:
         )
         self.max_version = new_version
         self.pending_writes = []
+        if self.track_output and self._changed(self.output_keys):
+            self.last_output = self.read(self.output_keys)
         if "values" in self.sink.modes and self._changed(self.stream_keys):
             self.emit("values", self.read(self.stream_keys))
         self.saves.checkpoint("loop", self.step)
@@ -423,6 +441,8 @@ class RunLoop:
 
             done = [t for t in self.tasks.values() if not t.interrupts and t.error is None]
             out = read_with_writes(self, done, self.output_keys)
+        elif self.track_output and self.last_output is not MISSING:
+            out = self.last_output
         else:
             out = self.read(self.output_keys)
         if self.interrupts and isinstance(out, dict):

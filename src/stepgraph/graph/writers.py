@@ -161,6 +161,11 @@ class StartWriter(Writer):
         self.is_root = is_root
 
     def run(self, task: Task, value: Any) -> None:
+        from stepgraph.types import Command
+
+        if isinstance(value, Command):
+            self._command(task, value)
+            return
         if self.is_root:
             task.writes.append((ROOT, value))
             return
@@ -175,3 +180,18 @@ class StartWriter(Writer):
             )
         keys = self.keys
         task.writes.extend((k, v) for k, v in items if k in keys)
+
+    def _command(self, task: Task, cmd: Any) -> None:
+        """A Command that starts a new thread: its update, then its goto."""
+        from stepgraph.graph.updates import update_as_tuples
+
+        if cmd.update is not None:
+            for key, value in update_as_tuples(cmd.update):
+                if key not in task.run.graph.channels:
+                    raise InvalidUpdateError(
+                        f"Command input updates key '{key}', which the state does not have.",
+                        code="SG205", hint="update only state keys",
+                    )
+                task.writes.append((key, value))
+        if cmd.goto:
+            task.writes.extend(goto_writes(task, cmd.goto))
