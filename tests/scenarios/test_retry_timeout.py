@@ -295,21 +295,10 @@ def _finished_at_raise(driver, app, log: list, runs: int = 3) -> list:
 
 def test_failure_waits_for_running_sync_sibling(driver):
     """A running sync sibling (not cancellable) finishes before a node's failure is raised."""
-    driver.xfail_on(
-        "async",
-        "stepgraph bug: ainvoke raises as soon as a node fails while a sync sibling is still "
-        "running in a pool thread; LangGraph waits for it",
-    )
     log = []
     assert _finished_at_raise(driver, _fail_and_slow(0.03, log), log) == [1, 1, 1]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="stepgraph bug: once a task fails, sibling sync tasks of the step that were not "
-    "picked up yet never start (sync: 0 of 5 ran; async: 0 of 5 done at raise time, some "
-    "run later in the background); LangGraph runs all 5 before raising",
-)
 def test_all_sync_siblings_run_when_one_fails_at_once(driver):
     """Every sync task of a step runs to its end before a sibling's immediate failure is raised."""
     import operator

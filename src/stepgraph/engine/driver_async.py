@@ -99,8 +99,15 @@ async def _run_step(loop: RunLoop, tasks: list[Task], event: asyncio.Event) -> A
                 break
     finally:
         if pending:
-            for fut in pending:
-                fut.cancel()
+            # Async siblings are cancelled; sync ones run on threads that cannot be
+            # interrupted, so wait for them and keep what they wrote.
+            for fut, task in pending.items():
+                if task.node.is_async or not task.node.bound:
+                    fut.cancel()
             await asyncio.gather(*pending, return_exceptions=True)
+            for fut, task in pending.items():
+                if not fut.cancelled() and task.error is None and (task.writes or task.interrupts):
+                    loop.task_done(task)
+            await _flush(loop)
     if error is not None:
         raise error

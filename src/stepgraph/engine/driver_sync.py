@@ -68,17 +68,15 @@ def _run_step(
     queue: deque[Task] = deque(tasks)
     done: deque[Task] = deque()
     failed: list[BaseException] = []
-    started = [0]
     lock = threading.Lock()
     sink = loop.sink
 
     def worker() -> None:
         while True:
             with lock:
-                if failed or not queue:
+                if not queue:
                     return
                 task = queue.popleft()
-                started[0] += 1
             try:
                 run_task_sync(task)
             except BaseException as exc:  # noqa: BLE001 - re-raised by the driver
@@ -102,8 +100,9 @@ def _run_step(
             finished += 1
         yield from sink.drain()
         with lock:
-            # after a failure, wait only for tasks already running (threads cannot be cancelled)
-            if finished == (started[0] if failed else len(tasks)) and not done:
+            # Threads cannot be cancelled: as in LangGraph, every task of the step runs and
+            # what finished is kept (saved as pending writes) before the error is raised.
+            if finished == len(tasks) and not done:
                 break
         event.wait()
         event.clear()
