@@ -21,26 +21,19 @@ from typing import TYPE_CHECKING, Any
 
 from stepgraph.constants import (
     ERROR,
-    INPUT,
     INTERRUPT,
     MISSING,
     NO_WRITES,
     NS_SEP,
-    NULL_TASK_ID,
     RESUME,
-    START,
-    TASKS,
 )
 from stepgraph.engine import planner
-from stepgraph.engine.apply import WriteSource, apply_writes
+from stepgraph.engine.apply import apply_writes
 from stepgraph.engine.ids import checkpoint_id as new_checkpoint_id
-from stepgraph.engine.input import map_command, map_input
 from stepgraph.engine.saving import SaveOps
 from stepgraph.errors import (
-    EmptyInputError,
     ErrorCode,
     GraphRecursionError,
-    InvalidUpdateError,
     create_error_message,
 )
 from stepgraph.stream import events
@@ -167,145 +160,9 @@ class RunLoop:
     # -- input ------------------------------------------------------------------------------
     def first(self) -> None:
         """Apply the run's input (fresh input, ``None`` to continue, or a ``Command``)."""
-        from stepgraph.types import Command
+        from stepgraph.engine.start import start_run
 
-        inp = self.input
-        parent = self.parent_task
-        if parent is not None:
-            # A subgraph shares its parent's resume values; when the parent re-runs this
-            # node to resume it, the child continues from its own checkpoint.
-            self.null_resume = parent.run.null_resume
-            self.resume_map = parent.run.resume_map
-            if parent.run.resuming and self.versions and not isinstance(inp, Command):
-                if any(c == INTERRUPT for _, c, _ in self.pending_writes):
-                    inp = None
-        if isinstance(inp, Command) and not self.versions and self.graph.input_channels == START \
-                and inp.resume is None and inp.graph is None:
-            # A Command starting a new thread acts as its input: the start node applies its
-            # update and goto, and START's own edges fire as for any input.
-            self._fresh_input([(START, inp)])
-            return
-        if isinstance(inp, Command):
-            writes, resume = map_command(self, inp)
-            if resume is not MISSING:
-                self.saves.require_checkpointer("Command(resume=...)")
-                self._check_resumable(resume)
-                self._set_resume(resume)
-            if writes:
-                self._apply_null_writes(writes)
-            self.resuming = True
-            self._emit_resume_values()
-            return
-        if inp is None:
-            if not self.versions:
-                raise EmptyInputError(
-                    "Received no input for __start__.",
-                    code="SG301",
-                    hint="pass the graph's input, or a thread_id whose run can continue",
-                )
-            self.resuming = True
-            self.seen[INTERRUPT] = dict(self.versions)
-            self._apply_saved_null_writes()
-            if "checkpoint_id" in self.configurable:
-                self._replay()
-            self._emit_resume_values()
-            return
-        writes = map_input(self.graph, inp)
-        if not writes:
-            raise EmptyInputError(
-                f"Received no input for {self.graph.input_channels!r}.",
-                code="SG301",
-                hint="give the graph an input with at least one of its input keys",
-            )
-        self._fresh_input(writes)
-
-    def _fresh_input(self, writes: list[tuple[str, Any]]) -> None:
-        # New input discards tasks still pending from the previous checkpoint.
-        discarded = [
-            WriteSource(t.name, [], t.triggers, t.path, t.sort_key)
-            for t in planner.plan_tasks(self, for_execution=False).values()
-        ]
-        self.pending_writes = []
-        self.updated = apply_writes(
-            self.channels, self.versions, self.seen,
-            [*discarded, WriteSource(INPUT, writes)],
-            self.next_version, self.graph.trigger_to_nodes, self.volatile, self.finishable,
-            live=self.live_volatile,
-        )
-        self.max_version = max(self.versions.values()) if self.versions else None
-        self.saves.checkpoint("input", self.step)
-        self.step += 1
-
-    def _replay(self) -> None:
-        """Run again from a past checkpoint: save a fork of it and re-execute its tasks.
-
-        Checkpoints made by ``update_state`` (or forks) are already branches: they run as is.
-        """
-        if self.checkpoint_metadata.get("source") in ("update", "fork"):
-            return
-        self.pending_writes = []
-        self.saves.checkpoint("fork", self.step)
-        self.step += 1
-
-    def _apply_null_writes(self, writes: list[tuple[str, Any]]) -> None:
-        """Apply a Command input's writes now; saved as pending writes until the next step."""
-        self.saves.task_writes(NULL_TASK_ID, writes, "")
-        self.pending_writes = [w for w in self.pending_writes if w[0] != NULL_TASK_ID]
-        updated = apply_writes(
-            self.channels, self.versions, self.seen, [WriteSource(INPUT, writes)],
-            self.next_version, self.graph.trigger_to_nodes, (), (),
-        )
-        self.updated = updated if self.updated is None else self.updated | updated
-        self._after_null_writes(updated)
-
-    def _apply_saved_null_writes(self) -> None:
-        null = [(c, v) for t, c, v in self.pending_writes if t == NULL_TASK_ID]
-        if null:
-            self.pending_writes = [w for w in self.pending_writes if w[0] != NULL_TASK_ID]
-            updated = apply_writes(
-                self.channels, self.versions, self.seen, [WriteSource(INPUT, null)],
-                self.next_version, self.graph.trigger_to_nodes, (), (),
-            )
-            self.updated = updated if self.updated is None else self.updated | updated
-            self._after_null_writes(updated)
-
-    def _check_resumable(self, resume: Any) -> None:
-        from stepgraph.engine.interrupts import is_resume_map
-
-        pending = {
-            getattr(i, "id", None) or t
-            for t, c, v in self.pending_writes
-            if c == INTERRUPT
-            for i in (v if isinstance(v, (list, tuple)) else [v])
-        }
-        if not pending:
-            raise InvalidUpdateError(
-                "Command(resume=...) was given but the thread has no pending interrupt.",
-                code="SG321",
-                hint="resume only a thread whose last run stopped at interrupt(); "
-                "check graph.get_state(config).interrupts",
-            )
-        if len(pending) > 1 and not is_resume_map(resume):
-            raise RuntimeError(
-                "When there are multiple pending interrupts, you must specify the interrupt id "
-                "when resuming. Pass Command(resume={interrupt_id: value, ...})."
-            )
-
-    def _after_null_writes(self, updated: set[str]) -> None:
-        self.live_volatile.update(c for c in updated if c in self.volatile)
-        self.max_version = max(self.versions.values()) if self.versions else None
-
-    def _set_resume(self, resume: Any) -> None:
-        from stepgraph.engine.interrupts import is_resume_map
-
-        if is_resume_map(resume):
-            self.resume_map = dict(resume)
-        else:
-            self.null_resume = [resume]
-
-    def _emit_resume_values(self) -> None:
-        if "values" in self.sink.modes and self.versions:
-            self.emit("values", self.read(self.stream_keys))
+        start_run(self)
 
     # -- one step ---------------------------------------------------------------------------
     def tick(self) -> list[Task] | None:
@@ -469,13 +326,6 @@ class RunLoop:
         ch = self.channels.get(PREVIOUS)
         return ch.get() if ch is not None and ch.is_available() else None
 
-    @property
-    def run_step_info(self) -> tuple[int, int]:
-        return self.step, self.stop
-
     def new_checkpoint_id(self) -> str:
         return new_checkpoint_id(max(self.step, 0))
 
-    @property
-    def tasks_channel(self) -> Any:
-        return self.channels.get(TASKS)

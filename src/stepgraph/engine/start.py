@@ -1,0 +1,195 @@
+"""The input phase of a run: fresh input, ``None`` to continue, or a ``Command``.
+
+``start_run(loop)`` is what ``RunLoop.first()`` does: map the input to writes, decide whether
+the run resumes (and with which resume values), fork a replayed checkpoint, and save the
+input checkpoint. Like the rest of the loop it does no I/O.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from stepgraph.constants import INPUT, INTERRUPT, MISSING, NULL_TASK_ID, START
+from stepgraph.engine import planner
+from stepgraph.engine.apply import WriteSource, apply_writes
+from stepgraph.engine.input import map_command, map_input
+from stepgraph.errors import EmptyInputError, InvalidUpdateError
+
+if TYPE_CHECKING:
+    from stepgraph.engine.loop import RunLoop
+
+if TYPE_CHECKING:
+    pass
+
+
+def start_run(loop: RunLoop) -> None:
+    """Apply the run's input (fresh input, ``None`` to continue, or a ``Command``)."""
+    from stepgraph.types import Command
+
+    inp = loop.input
+    parent = loop.parent_task
+    if parent is not None:
+        # A subgraph shares its parent's resume values; when the parent re-runs this
+        # node to resume it, the child continues from its own checkpoint.
+        loop.null_resume = parent.run.null_resume
+        loop.resume_map = parent.run.resume_map
+        if parent.run.resuming and loop.versions and not isinstance(inp, Command):
+            if any(c == INTERRUPT for _, c, _ in loop.pending_writes):
+                inp = None
+    if (
+        isinstance(inp, Command)
+        and not loop.versions
+        and loop.graph.input_channels == START
+        and inp.resume is None
+        and inp.graph is None
+    ):
+        # A Command starting a new thread acts as its input: the start node applies its
+        # update and goto, and START's own edges fire as for any input.
+        _fresh_input(loop, [(START, inp)])
+        return
+    if isinstance(inp, Command):
+        writes, resume = map_command(loop, inp)
+        if resume is not MISSING:
+            loop.saves.require_checkpointer("Command(resume=...)")
+            _check_resumable(loop, resume)
+            _set_resume(loop, resume)
+        if writes:
+            _apply_null_writes(loop, writes)
+        loop.resuming = True
+        _emit_resume_values(loop)
+        return
+    if inp is None:
+        if not loop.versions:
+            raise EmptyInputError(
+                "Received no input for __start__.",
+                code="SG301",
+                hint="pass the graph's input, or a thread_id whose run can continue",
+            )
+        loop.resuming = True
+        loop.seen[INTERRUPT] = dict(loop.versions)
+        _apply_saved_null_writes(loop)
+        if "checkpoint_id" in loop.configurable:
+            _replay(loop)
+        _emit_resume_values(loop)
+        return
+    writes = map_input(loop.graph, inp)
+    if not writes:
+        raise EmptyInputError(
+            f"Received no input for {loop.graph.input_channels!r}.",
+            code="SG301",
+            hint="give the graph an input with at least one of its input keys",
+        )
+    _fresh_input(loop, writes)
+
+
+def _fresh_input(loop: RunLoop, writes: list[tuple[str, Any]]) -> None:
+    # New input discards tasks still pending from the previous checkpoint.
+    discarded = [
+        WriteSource(t.name, [], t.triggers, t.path, t.sort_key)
+        for t in planner.plan_tasks(loop, for_execution=False).values()
+    ]
+    loop.pending_writes = []
+    loop.updated = apply_writes(
+        loop.channels,
+        loop.versions,
+        loop.seen,
+        [*discarded, WriteSource(INPUT, writes)],
+        loop.next_version,
+        loop.graph.trigger_to_nodes,
+        loop.volatile,
+        loop.finishable,
+        live=loop.live_volatile,
+    )
+    loop.max_version = max(loop.versions.values()) if loop.versions else None
+    loop.saves.checkpoint("input", loop.step)
+    loop.step += 1
+
+
+def _replay(loop: RunLoop) -> None:
+    """Run again from a past checkpoint: save a fork of it and re-execute its tasks.
+
+    Checkpoints made by ``update_state`` (or forks) are already branches: they run as is.
+    """
+    if loop.checkpoint_metadata.get("source") in ("update", "fork"):
+        return
+    loop.pending_writes = []
+    loop.saves.checkpoint("fork", loop.step)
+    loop.step += 1
+
+
+def _apply_null_writes(loop: RunLoop, writes: list[tuple[str, Any]]) -> None:
+    """Apply a Command input's writes now; saved as pending writes until the next step."""
+    loop.saves.task_writes(NULL_TASK_ID, writes, "")
+    loop.pending_writes = [w for w in loop.pending_writes if w[0] != NULL_TASK_ID]
+    updated = apply_writes(
+        loop.channels,
+        loop.versions,
+        loop.seen,
+        [WriteSource(INPUT, writes)],
+        loop.next_version,
+        loop.graph.trigger_to_nodes,
+        (),
+        (),
+    )
+    loop.updated = updated if loop.updated is None else loop.updated | updated
+    _after_null_writes(loop, updated)
+
+
+def _apply_saved_null_writes(loop: RunLoop) -> None:
+    null = [(c, v) for t, c, v in loop.pending_writes if t == NULL_TASK_ID]
+    if null:
+        loop.pending_writes = [w for w in loop.pending_writes if w[0] != NULL_TASK_ID]
+        updated = apply_writes(
+            loop.channels,
+            loop.versions,
+            loop.seen,
+            [WriteSource(INPUT, null)],
+            loop.next_version,
+            loop.graph.trigger_to_nodes,
+            (),
+            (),
+        )
+        loop.updated = updated if loop.updated is None else loop.updated | updated
+        _after_null_writes(loop, updated)
+
+
+def _check_resumable(loop: RunLoop, resume: Any) -> None:
+    from stepgraph.engine.interrupts import is_resume_map
+
+    pending = {
+        getattr(i, "id", None) or t
+        for t, c, v in loop.pending_writes
+        if c == INTERRUPT
+        for i in (v if isinstance(v, (list, tuple)) else [v])
+    }
+    if not pending:
+        raise InvalidUpdateError(
+            "Command(resume=...) was given but the thread has no pending interrupt.",
+            code="SG321",
+            hint="resume only a thread whose last run stopped at interrupt(); "
+            "check graph.get_state(config).interrupts",
+        )
+    if len(pending) > 1 and not is_resume_map(resume):
+        raise RuntimeError(
+            "When there are multiple pending interrupts, you must specify the interrupt id "
+            "when resuming. Pass Command(resume={interrupt_id: value, ...})."
+        )
+
+
+def _after_null_writes(loop: RunLoop, updated: set[str]) -> None:
+    loop.live_volatile.update(c for c in updated if c in loop.volatile)
+    loop.max_version = max(loop.versions.values()) if loop.versions else None
+
+
+def _set_resume(loop: RunLoop, resume: Any) -> None:
+    from stepgraph.engine.interrupts import is_resume_map
+
+    if is_resume_map(resume):
+        loop.resume_map = dict(resume)
+    else:
+        loop.null_resume = [resume]
+
+
+def _emit_resume_values(loop: RunLoop) -> None:
+    if "values" in loop.sink.modes and loop.versions:
+        loop.emit("values", loop.read(loop.stream_keys))
