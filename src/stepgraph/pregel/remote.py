@@ -33,6 +33,7 @@ from stepgraph.remote.events import RemoteCall, plan_call
 from stepgraph.remote.wire import (
     RemoteConfigError,
     RemoteException,
+    before_of,
     checkpoint_of,
     graph_of,
     make_clients,
@@ -104,7 +105,7 @@ class RemoteGraph:
         new = object.__new__(type(self))
         new.__dict__.update(self.__dict__)
         for key, value in {**(update or {}), **kwargs}.items():
-            if key not in self.__dict__:
+            if key not in self.__dict__ and key != "history_page_size":
                 raise TypeError(f"RemoteGraph has no attribute {key!r} to copy with")
             new.__dict__[key] = value
         return new
@@ -264,7 +265,7 @@ class RemoteGraph:
         """The thread's checkpoints, newest first (all of them unless ``limit`` is given)."""
         tid, _, ckpt = self._state_call(config, "get_state_history")
         client = self._sync("get_state_history")
-        cursor = checkpoint_of(ensure_config(self.config, before)) if before else None
+        cursor = before_of(before) if before else None
         remaining = limit
         while remaining is None or remaining > 0:
             size = self._history_page(remaining)
@@ -276,7 +277,7 @@ class RemoteGraph:
                 remaining -= len(states)
             if len(states) < size or not states[-1].get("checkpoint"):
                 return
-            cursor = states[-1]["checkpoint"]
+            cursor = before_of({"configurable": states[-1]["checkpoint"]})
 
     async def aget_state_history(
         self, config: Any, *, filter: Mapping[str, Any] | None = None, before: Any = None,
@@ -284,7 +285,7 @@ class RemoteGraph:
     ) -> AsyncIterator[StateSnapshot]:
         tid, _, ckpt = self._state_call(config, "aget_state_history")
         client = self._async("aget_state_history")
-        cursor = checkpoint_of(ensure_config(self.config, before)) if before else None
+        cursor = before_of(before) if before else None
         remaining = limit
         while remaining is None or remaining > 0:
             size = self._history_page(remaining)
@@ -296,7 +297,7 @@ class RemoteGraph:
                 remaining -= len(states)
             if len(states) < size or not states[-1].get("checkpoint"):
                 return
-            cursor = states[-1]["checkpoint"]
+            cursor = before_of({"configurable": states[-1]["checkpoint"]})
 
     def update_state(self, config: Any, values: Any, as_node: str | None = None,
                      task_id: str | None = None) -> dict[str, Any]:

@@ -171,6 +171,14 @@ def checkpoint_of(config: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+def before_of(config: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``before`` of a history request: the checkpoint, readable in both shapes servers
+    read it (the API's checkpoint object; LangGraph's server passes it on to its saver as a
+    config, so the same keys also sit under ``configurable``)."""
+    ckpt = {k: v for k, v in checkpoint_of(config).items() if k != "checkpoint_map"}
+    return {**ckpt, "configurable": dict(ckpt)}
+
+
 # -- states ---------------------------------------------------------------------------------
 def to_interrupts(items: Any) -> tuple[Interrupt, ...]:
     """Wire interrupts (``{"value", "id"[, ...]}``) as ``Interrupt`` objects."""
