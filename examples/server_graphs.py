@@ -192,9 +192,16 @@ fail = (
 
 # -- chat: START -> respond (a fake chat model streaming "hello from chat") -> END ----------
 def _respond(state: MessagesState) -> dict[str, Any]:
-    from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
-    from langchain_core.messages import AIMessage
+    try:
+        from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+        from langchain_core.messages import AIMessage
+    except ImportError:  # no langchain-core: stream the same tokens through stepgraph's hook
+        from stepgraph.stream.messages import push_token
 
+        mid = None
+        for token in ("hello", " ", "from", " ", "chat"):
+            mid = push_token(token, message_id=mid)
+        return {"messages": [{"role": "assistant", "content": "hello from chat", "id": mid}]}
     model = GenericFakeChatModel(messages=iter([AIMessage(content="hello from chat")]))
     return {"messages": [model.invoke(state["messages"])]}
 

@@ -72,11 +72,14 @@ def load_settings(path: Path, **overrides: Any) -> ServerSettings:
     graphs = data.get("graphs")
     if not isinstance(graphs, dict) or not graphs:
         raise ConfigError(f'{path}: "graphs" must be a non-empty object of id -> "./file.py:variable"')
+    graphs = dict(graphs)
     for gid, ref in graphs.items():
+        if isinstance(ref, dict) and isinstance(ref.get("path"), str):
+            ref = graphs[gid] = ref["path"]  # {"path": ..., "description": ...} form
         if not isinstance(ref, str) or ":" not in ref:
             raise ConfigError(f'{path}: graph {gid!r} must be "./file.py:variable", got {ref!r}')
     base = path.resolve().parent
-    settings = ServerSettings(graphs=dict(graphs), base_dir=base, config_path=path.resolve(),
+    settings = ServerSettings(graphs=graphs, base_dir=base, config_path=path.resolve(),
                               env=_read_env(data.get("env"), base))
     for key, value in overrides.items():
         if value is not None:

@@ -34,7 +34,7 @@ class DocStore(ABC):
     """Persistent JSON documents keyed by ``(kind, id)``; kinds are assistant, thread, run."""
 
     def __init__(self) -> None:
-        self._lock = asyncio.Lock()
+        self._locks: dict[tuple[str, str], tuple[asyncio.Lock, int]] = {}
 
     @abstractmethod
     async def setup(self) -> None:
@@ -69,20 +69,30 @@ class DocStore(ABC):
     ) -> dict[str, Any] | None:
         """Read, change in place with ``change(doc)`` and write back; ``None`` if missing.
 
-        Updates through one ``DocStore`` are serialized, so concurrent changes of one
-        document are not lost.
+        Updates of one document through one ``DocStore`` are serialized, so concurrent
+        changes are not lost (different documents are updated concurrently).
         """
-        async with self._lock:
-            doc = await self.get(kind, doc_id)
-            if doc is None:
-                return None
-            result = change(doc)
-            if isinstance(result, Awaitable):
-                await result
-            await self.put(kind, doc_id, doc, thread_id=thread_id)
-            return doc
+        key = (kind, doc_id)
+        lock, users = self._locks.get(key) or (asyncio.Lock(), 0)
+        self._locks[key] = (lock, users + 1)
+        try:
+            async with lock:
+                doc = await self.get(kind, doc_id)
+                if doc is None:
+                    return None
+                result = change(doc)
+                if isinstance(result, Awaitable):
+                    await result
+                await self.put(kind, doc_id, doc, thread_id=thread_id)
+                return doc
+        finally:
+            lock, users = self._locks[key]
+            if users <= 1:
+                del self._locks[key]
+            else:
+                self._locks[key] = (lock, users - 1)
 
-    async def close(self) -> None:
+    async def close(self) -> None:  # noqa: B027 - optional hook, not abstract
         """Release connections (the default does nothing)."""
 
 

@@ -1,0 +1,177 @@
+"""Assistants: create, search, count, get, patch, delete, graph, schemas, subgraphs, versions."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from stepgraph.server.errors import ApiError, json_response
+from stepgraph.server.resources.common import pagination_headers
+from stepgraph.server.routes._common import ctx_of, engine_errors, no_content
+from stepgraph.server.validation import query_bool, read_body
+
+__all__ = ["ROUTES"]
+
+
+def _graph_json(drawable: Any) -> dict[str, Any]:
+    """The drawable graph as the API sends it (``data`` reduced to the node's ``name``)."""
+    raw = drawable.to_json()
+    nodes = []
+    for node in raw.get("nodes", []):
+        out = {"id": node["id"]}
+        if "type" in node:
+            out["type"] = node["type"]
+            data = node.get("data")
+            name = data.get("name", node["id"]) if isinstance(data, dict) else (data or node["id"])
+            out["data"] = {"name": name}
+        if node.get("metadata"):
+            out["metadata"] = node["metadata"]
+        nodes.append(out)
+    edges = [{k: e[k] for k in ("source", "target", "data", "conditional") if k in e and e[k] is not None}
+             for e in raw.get("edges", [])]
+    return {"nodes": nodes, "edges": edges}
+
+
+def _xray(request: Request) -> bool | int:
+    raw = (request.query_params.get("xray") or "false").lower()
+    if raw in ("true", "false"):
+        return raw == "true"
+    try:
+        return max(int(raw), 0)
+    except ValueError:
+        raise ApiError(422, "Invalid 'xray': expected true, false or an integer.") from None
+
+
+def _state_schema(graph: Any, name: str) -> dict[str, Any] | None:
+    from stepgraph.graph.jsonschema import schema_json
+
+    builder = getattr(graph, "builder", None)
+    schema = getattr(builder, "state_schema", None) if builder is not None else None
+    out = schema_json(schema) if schema is not None else graph.get_input_jsonschema()
+    if not out:
+        return None
+    out = dict(out)
+    out["properties"] = {k: {**v, "default": None} for k, v in (out.get("properties") or {}).items()}
+    out.pop("required", None)
+    out["title"] = f"{name}_state"
+    return out
+
+
+def _schemas(graph: Any, name: str) -> dict[str, Any]:
+    with engine_errors(422):
+        return {
+            "input_schema": graph.get_input_jsonschema(),
+            "output_schema": graph.get_output_jsonschema(),
+            "state_schema": _state_schema(graph, name),
+            "config_schema": {},
+            "context_schema": graph.get_context_jsonschema(),
+        }
+
+
+async def _graph_of(request: Request, assistant: dict[str, Any]) -> Any:
+    ctx = ctx_of(request)
+    with engine_errors(422):
+        return await ctx.registry.build(assistant["graph_id"], assistant.get("config") or {})
+
+
+async def create(request: Request) -> Response:
+    """Create an assistant for a registered graph (``if_exists``: raise or do_nothing)."""
+    return json_response(await ctx_of(request).assistants.create(await read_body(request)))
+
+
+async def search(request: Request) -> Response:
+    """Assistants matching ``graph_id``/``metadata``/``name``, newest first."""
+    items, total, offset, limit = await ctx_of(request).assistants.search(await read_body(request))
+    return json_response(items, headers=pagination_headers(offset, limit, len(items), total))
+
+
+async def count(request: Request) -> Response:
+    """How many assistants match."""
+    return json_response(await ctx_of(request).assistants.count(await read_body(request)))
+
+
+async def get(request: Request) -> Response:
+    """An assistant by UUID."""
+    return json_response(await ctx_of(request).assistants.get(request.path_params["assistant_id"]))
+
+
+async def patch(request: Request) -> Response:
+    """Change an assistant (a new version)."""
+    ctx = ctx_of(request)
+    return json_response(await ctx.assistants.patch(request.path_params["assistant_id"], await read_body(request)))
+
+
+async def delete(request: Request) -> Response:
+    """Delete an assistant (``?delete_threads=true`` also deletes the threads it ran on)."""
+    ctx = ctx_of(request)
+    aid = request.path_params["assistant_id"]
+    await ctx.assistants.delete(aid)
+    if query_bool(request, "delete_threads"):
+        for thread in await ctx.threads.all():
+            if (thread.get("metadata") or {}).get("assistant_id") == aid:
+                await ctx.service.delete_thread_data(thread["thread_id"])
+    return no_content()
+
+
+async def graph(request: Request) -> Response:
+    """The drawable graph (``?xray=`` expands subgraphs); a graph id is accepted too."""
+    ctx = ctx_of(request)
+    assistant = await ctx.assistants.resolve(request.path_params["assistant_id"], status=404)
+    compiled = await _graph_of(request, assistant)
+    with engine_errors(422):
+        return json_response(_graph_json(compiled.get_graph(xray=_xray(request))))
+
+
+async def schemas(request: Request) -> Response:
+    """Input, output, state, config and context JSON schemas of the assistant's graph."""
+    ctx = ctx_of(request)
+    assistant = await ctx.assistants.get(request.path_params["assistant_id"])
+    compiled = await _graph_of(request, assistant)
+    return json_response({"graph_id": assistant["graph_id"], **_schemas(compiled, assistant["graph_id"])})
+
+
+async def subgraphs(request: Request) -> Response:
+    """Schemas of the subgraphs (``/subgraphs/{namespace}`` for one; ``?recurse=true``)."""
+    ctx = ctx_of(request)
+    assistant = await ctx.assistants.get(request.path_params["assistant_id"])
+    compiled = await _graph_of(request, assistant)
+    namespace = request.path_params.get("namespace")
+    with engine_errors(404):
+        found = list(compiled.get_subgraphs(namespace=namespace, recurse=query_bool(request, "recurse")))
+    return json_response({name: _schemas(sub, getattr(sub, "name", name) or name) for name, sub in found})
+
+
+async def versions(request: Request) -> Response:
+    """The assistant's versions (only the current one is kept)."""
+    ctx = ctx_of(request)
+    assistant = await ctx.assistants.get(request.path_params["assistant_id"])
+    return json_response([assistant])
+
+
+async def set_latest(request: Request) -> Response:
+    """Select the current version (only the current one is kept)."""
+    ctx = ctx_of(request)
+    assistant = await ctx.assistants.get(request.path_params["assistant_id"])
+    body = await read_body(request)
+    if body.get("version") not in (None, assistant.get("version")):
+        raise ApiError(404, f"Version {body.get('version')} of assistant {assistant['assistant_id']} not found.")
+    return json_response(assistant)
+
+
+ROUTES = [
+    Route("/assistants", create, methods=["POST"]),
+    Route("/assistants/search", search, methods=["POST"]),
+    Route("/assistants/count", count, methods=["POST"]),
+    Route("/assistants/{assistant_id}", get, methods=["GET"]),
+    Route("/assistants/{assistant_id}", patch, methods=["PATCH"]),
+    Route("/assistants/{assistant_id}", delete, methods=["DELETE"]),
+    Route("/assistants/{assistant_id}/graph", graph, methods=["GET"]),
+    Route("/assistants/{assistant_id}/schemas", schemas, methods=["GET"]),
+    Route("/assistants/{assistant_id}/subgraphs", subgraphs, methods=["GET"]),
+    Route("/assistants/{assistant_id}/subgraphs/{namespace:path}", subgraphs, methods=["GET"]),
+    Route("/assistants/{assistant_id}/versions", versions, methods=["POST"]),
+    Route("/assistants/{assistant_id}/latest", set_latest, methods=["POST"]),
+]

@@ -1,0 +1,161 @@
+"""Existing runs: get, list, delete, join, join-stream and cancel (also by run id alone)."""
+
+from __future__ import annotations
+
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from stepgraph.server.errors import ApiError, json_response
+from stepgraph.server.resources.runs import ACTIVE, RUN_STATUSES, public
+from stepgraph.server.routes._common import ctx_of, no_content
+from stepgraph.server.runtime.eventlog import parse_event_id
+from stepgraph.server.sse import run_sse, thread_sse, wait_response
+from stepgraph.server.validation import (
+    opt_enum,
+    opt_str,
+    opt_str_list,
+    query_bool,
+    query_int,
+    read_body,
+)
+
+__all__ = ["ROUTES"]
+
+
+def _thread(request: Request) -> str | None:
+    return request.path_params.get("thread_id")
+
+
+def _modes(request: Request) -> set[str] | None:
+    """The ``stream_mode`` query filter (``messages-tuple`` events are named ``messages``)."""
+    modes = {("messages" if m == "messages-tuple" else m)
+             for raw in request.query_params.getlist("stream_mode") for m in raw.split(",") if m}
+    modes.discard("run_modes")
+    return modes or None
+
+
+def _cancel_on_disconnect(request: Request, run_id: str):  # noqa: ANN202 - optional callback
+    if not query_bool(request, "cancel_on_disconnect"):
+        return None
+    ctx = ctx_of(request)
+
+    def cancel() -> None:
+        job = ctx.queue.job(run_id)
+        if job is not None:
+            ctx.queue.cancel(job, "interrupt")
+
+    return cancel
+
+
+async def get_run(request: Request) -> Response:
+    """A run."""
+    run = await ctx_of(request).runs.get(_thread(request), request.path_params["run_id"])
+    return json_response(public(run))
+
+
+async def list_runs(request: Request) -> Response:
+    """A thread's runs, newest first (``limit``, ``offset``, ``status``, ``select``)."""
+    ctx = ctx_of(request)
+    thread_id = request.path_params["thread_id"]
+    await ctx.threads.get(thread_id)
+    status = request.query_params.get("status") or None
+    if status is not None and status not in RUN_STATUSES:
+        raise ApiError(422, f"Invalid 'status': expected one of {', '.join(RUN_STATUSES)}.")
+    runs = await ctx.runs.list(thread_id, limit=query_int(request, "limit", 10, lo=1),
+                               offset=query_int(request, "offset", 0), status=status)
+    select = [s for s in request.query_params.getlist("select") if s]
+    out = [public(r) for r in runs]
+    if select:
+        out = [{k: r.get(k) for k in select} for r in out]
+    return json_response(out)
+
+
+async def delete_run(request: Request) -> Response:
+    """Delete a finished run (409 while it is pending or running)."""
+    ctx = ctx_of(request)
+    run = await ctx.runs.get(_thread(request), request.path_params["run_id"])
+    if run.get("status") in ACTIVE:
+        raise ApiError(409, "Cannot delete a pending or running run; cancel it first.")
+    await ctx.runs.delete(run["run_id"])
+    return no_content()
+
+
+async def join_run(request: Request) -> Response:
+    """Wait for a run and answer its final values (like ``wait``)."""
+    ctx = ctx_of(request)
+    run = await ctx.runs.get(_thread(request), request.path_params["run_id"])
+    base = f"/threads/{run['thread_id']}/runs/{run['run_id']}"
+    return wait_response(ctx.service.outcome(run), heartbeat=ctx.settings.heartbeat,
+                         headers={"Location": f"{base}/join", "Content-Location": base},
+                         on_disconnect=_cancel_on_disconnect(request, run["run_id"]))
+
+
+async def join_stream(request: Request) -> Response:
+    """Follow a run's events (SSE); ``Last-Event-ID`` replays a resumable run's stored events."""
+    ctx = ctx_of(request)
+    thread_id = _thread(request)
+    run = await ctx.runs.get(thread_id, request.path_params["run_id"])
+    modes = _modes(request)
+    after = parse_event_id(request.headers.get("last-event-id"))
+    log = ctx.events.get(run["run_id"])
+    if log is not None and after is not None and not log.resumable:
+        after = None
+    base = f"/threads/{run['thread_id']}/runs/{run['run_id']}" if thread_id else f"/runs/{run['run_id']}"
+    return run_sse(log, headers={"Location": f"{base}/stream", "Content-Location": base}, with_ids=True,
+                   heartbeat=ctx.settings.heartbeat, after=after, live=after is None, modes=modes,
+                   on_disconnect=_cancel_on_disconnect(request, run["run_id"]))
+
+
+async def cancel_run(request: Request) -> Response:
+    """Cancel a pending or running run (``wait``, ``action=interrupt|rollback``)."""
+    ctx = ctx_of(request)
+    action = request.query_params.get("action") or "interrupt"
+    if action not in ("interrupt", "rollback"):
+        raise ApiError(422, "Invalid 'action': expected 'interrupt' or 'rollback'.")
+    wait = query_bool(request, "wait")
+    await ctx.service.cancel(_thread(request), request.path_params["run_id"], action=action, wait=wait)
+    return json_response({}) if wait else no_content(202)
+
+
+async def cancel_many(request: Request) -> Response:
+    """Cancel runs by thread and ids, or every run with a status (``pending``/``running``/``all``)."""
+    ctx = ctx_of(request)
+    body = await read_body(request)
+    action = request.query_params.get("action") or "interrupt"
+    if action not in ("interrupt", "rollback"):
+        raise ApiError(422, "Invalid 'action': expected 'interrupt' or 'rollback'.")
+    thread_id = opt_str(body, "thread_id")
+    run_ids = opt_str_list(body, "run_ids")
+    status = opt_enum(body, "status", ("pending", "running", "all"), None)
+    if status is None and not (thread_id and run_ids):
+        raise ApiError(422, "Provide either 'status', or 'thread_id' with 'run_ids'.")
+    await ctx.service.cancel_many(thread_id=thread_id, run_ids=run_ids if isinstance(run_ids, list) else None,
+                                  status=status, action=action)
+    return no_content()
+
+
+async def thread_stream(request: Request) -> Response:
+    """Follow every run of a thread (SSE) until the client disconnects."""
+    ctx = ctx_of(request)
+    thread_id = request.path_params["thread_id"]
+    await ctx.threads.get(thread_id)
+    return thread_sse(ctx.queue, thread_id, headers={}, heartbeat=ctx.settings.heartbeat,
+                      modes=_modes(request))
+
+
+ROUTES = [
+    Route("/threads/{thread_id}/stream", thread_stream, methods=["GET"]),
+    Route("/threads/{thread_id}/runs", list_runs, methods=["GET"]),
+    Route("/threads/{thread_id}/runs/{run_id}", get_run, methods=["GET"]),
+    Route("/threads/{thread_id}/runs/{run_id}", delete_run, methods=["DELETE"]),
+    Route("/threads/{thread_id}/runs/{run_id}/join", join_run, methods=["GET"]),
+    Route("/threads/{thread_id}/runs/{run_id}/stream", join_stream, methods=["GET"]),
+    Route("/threads/{thread_id}/runs/{run_id}/cancel", cancel_run, methods=["POST"]),
+    Route("/runs/cancel", cancel_many, methods=["POST"]),
+    Route("/runs/{run_id}", get_run, methods=["GET"]),
+    Route("/runs/{run_id}", delete_run, methods=["DELETE"]),
+    Route("/runs/{run_id}/join", join_run, methods=["GET"]),
+    Route("/runs/{run_id}/stream", join_stream, methods=["GET"]),
+    Route("/runs/{run_id}/cancel", cancel_run, methods=["POST"]),
+]

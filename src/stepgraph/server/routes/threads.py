@@ -1,0 +1,107 @@
+"""Threads: create, get, search, count, patch, delete, copy, prune."""
+
+from __future__ import annotations
+
+import uuid
+
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from stepgraph.server.checkpoints import copy_checkpoints
+from stepgraph.server.errors import ApiError, json_response
+from stepgraph.server.resources.common import pagination_headers
+from stepgraph.server.resources.threads import new_thread_doc, public
+from stepgraph.server.routes._common import ctx_of, no_content
+from stepgraph.server.validation import opt_enum, opt_str_list, read_body
+
+__all__ = ["ROUTES"]
+
+
+async def create_thread(request: Request) -> Response:
+    """Create a thread (optionally with a chosen ``thread_id``; ``if_exists``)."""
+    ctx = ctx_of(request)
+    body = await read_body(request)
+    supersteps = body.get("supersteps")
+    thread = await ctx.threads.create(body)
+    if supersteps:
+        from stepgraph.server.routes.state import apply_supersteps
+
+        await apply_supersteps(ctx, thread, supersteps)
+        thread = public(await ctx.threads.get(thread["thread_id"]))
+    return json_response(thread)
+
+
+async def search_threads(request: Request) -> Response:
+    """Threads matching ``ids``/``metadata``/``values``/``status``, newest first."""
+    items, total, offset, limit = await ctx_of(request).threads.search(await read_body(request))
+    return json_response(items, headers=pagination_headers(offset, limit, len(items), total))
+
+
+async def count_threads(request: Request) -> Response:
+    """How many threads match."""
+    return json_response(await ctx_of(request).threads.count(await read_body(request)))
+
+
+async def get_thread(request: Request) -> Response:
+    """A thread (404 when unknown)."""
+    return json_response(public(await ctx_of(request).threads.get(request.path_params["thread_id"])))
+
+
+async def patch_thread(request: Request) -> Response:
+    """Merge metadata into a thread."""
+    ctx = ctx_of(request)
+    return json_response(await ctx.threads.patch(request.path_params["thread_id"], await read_body(request)))
+
+
+async def delete_thread(request: Request) -> Response:
+    """Delete a thread with its runs and checkpoints (running runs are cancelled)."""
+    ctx = ctx_of(request)
+    thread_id = request.path_params["thread_id"]
+    await ctx.threads.get(thread_id)
+    await ctx.service.delete_thread_data(thread_id)
+    return no_content()
+
+
+async def copy_thread(request: Request) -> Response:
+    """A new thread with the same metadata and a copy of the checkpoint history."""
+    ctx = ctx_of(request)
+    source = await ctx.threads.get(request.path_params["thread_id"])
+    new_id = str(uuid.uuid4())
+    doc = new_thread_doc(new_id, dict(source.get("metadata") or {}))
+    await ctx.backend.docs.insert("thread", new_id, doc)
+    await copy_checkpoints(ctx.backend.saver, source["thread_id"], new_id)
+    await ctx.refresh_thread(new_id)
+    thread = public(await ctx.threads.get(new_id))
+    thread.pop("values", None)
+    return json_response(thread)
+
+
+async def prune_threads(request: Request) -> Response:
+    """Delete the given threads (``strategy: "delete"``) or keep only their latest state."""
+    ctx = ctx_of(request)
+    body = await read_body(request)
+    ids = opt_str_list(body, "thread_ids")
+    strategy = opt_enum(body, "strategy", ("delete", "keep_latest"), "delete")
+    if not isinstance(ids, list):
+        raise ApiError(422, "Field 'thread_ids' is required and must be a list of strings.")
+    if strategy != "delete":
+        raise ApiError(422, "Only strategy 'delete' is supported.")
+    pruned = 0
+    for thread_id in ids:
+        if await ctx.threads.find(thread_id) is not None:
+            await ctx.service.delete_thread_data(thread_id)
+            pruned += 1
+    return json_response({"pruned_count": pruned})
+
+
+ROUTES = [
+    Route("/threads", create_thread, methods=["POST"]),
+    Route("/threads/search", search_threads, methods=["POST"]),
+    Route("/threads/count", count_threads, methods=["POST"]),
+    Route("/threads/prune", prune_threads, methods=["POST"]),
+    Route("/threads/{thread_id}", get_thread, methods=["GET"]),
+    Route("/threads/{thread_id}", patch_thread, methods=["PATCH"]),
+    Route("/threads/{thread_id}", delete_thread, methods=["DELETE"]),
+    Route("/threads/{thread_id}/copy", copy_thread, methods=["POST"]),
+]

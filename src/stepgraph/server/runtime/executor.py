@@ -1,0 +1,182 @@
+"""Executing one run: stream the graph into the run's event log, then record the outcome.
+
+Statuses follow the LangGraph server: the run goes ``pending`` -> ``running`` ->
+``success`` (also when it stopped at an interrupt) / ``error`` / ``interrupted``
+(cancelled); the thread is ``busy`` while it runs and afterwards ``error``,
+``interrupted`` (tasks pending: an interrupt, a breakpoint, or a cancelled step) or
+``idle``. The terminal statuses are written *before* the event log closes, so a client
+that checks the run right after its stream ends sees the final status.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from typing import TYPE_CHECKING, Any, get_type_hints
+
+from stepgraph.server.checkpoints import drop_run_checkpoints
+from stepgraph.server.errors import run_error_payload
+from stepgraph.server.runtime.wire import WireEmitter, engine_modes
+from stepgraph.server.serde import jsonable
+
+if TYPE_CHECKING:
+    from stepgraph.server.context import ServerContext
+    from stepgraph.server.runtime.queue import RunJob
+
+__all__ = ["RunExecutor", "build_input"]
+
+logger = logging.getLogger("stepgraph.server")
+
+
+def _send(value: Any) -> Any:
+    from stepgraph.types import Send
+
+    if isinstance(value, dict) and "node" in value:
+        return Send(value["node"], value.get("input", value.get("arg")))
+    return value
+
+
+def build_input(kwargs: dict[str, Any]) -> Any:
+    """The engine input of a run: its ``input``, or a ``Command`` built from ``command``."""
+    command = kwargs.get("command")
+    if not command:
+        return kwargs.get("input")
+    from stepgraph.types import Command
+
+    goto = command.get("goto")
+    if isinstance(goto, list):
+        goto = tuple(_send(g) for g in goto)
+    elif goto is not None:
+        goto = _send(goto)
+    update = command.get("update")
+    if isinstance(update, list):
+        update = [tuple(u) if isinstance(u, list) else u for u in update]
+    return Command(update=update, resume=command.get("resume"), goto=goto or ())
+
+
+def _context_keys(schema: Any) -> set[str] | None:
+    fields = getattr(schema, "model_fields", None)
+    if isinstance(fields, dict):
+        return set(fields)
+    try:
+        return set(get_type_hints(schema))
+    except Exception:  # noqa: BLE001 - unknown schema kind: keep everything
+        return None
+
+
+def resolve_context(graph: Any, context: Any, configurable: dict[str, Any]) -> Any:
+    """The run's context: the given one, else the configurable keys the schema knows."""
+    schema = getattr(graph, "context_schema", None)
+    if context:
+        return context
+    if schema is None:
+        return None
+    keys = _context_keys(schema)
+    if not keys:
+        return None
+    picked = {k: v for k, v in configurable.items() if k in keys}
+    return picked or None
+
+
+class RunExecutor:
+    """Runs jobs for the queue."""
+
+    def __init__(self, ctx: ServerContext) -> None:
+        self.ctx = ctx
+        self._background: set[asyncio.Task[None]] = set()
+
+    async def __call__(self, job: RunJob) -> None:
+        ctx, run = self.ctx, job.run
+        kw = run["kwargs"]
+        emitter = WireEmitter(job.log, kw.get("stream_mode") or ["values"], subgraphs=bool(kw.get("subgraphs")))
+        status, error, graph = "success", None, None
+        try:
+            if kw.get("after_seconds"):
+                await asyncio.sleep(float(kw["after_seconds"]))
+            job.status = "running"
+            await ctx.runs.set_status(job.run_id, "running")
+            await ctx.threads.update(job.thread_id, status="busy")
+            config = kw["config"]
+            graph = await ctx.graph(run["metadata"]["graph_id"], config)
+            stream = graph.astream(
+                build_input(kw), config, stream_mode=engine_modes(emitter.wire),
+                subgraphs=emitter.engine_subgraphs, interrupt_before=kw.get("interrupt_before"),
+                interrupt_after=kw.get("interrupt_after"), durability=kw.get("durability") or "async",
+                context=resolve_context(graph, kw.get("context"), config.get("configurable") or {}),
+            )
+            async with contextlib.aclosing(stream):
+                async for part in stream:
+                    emitter.handle(part)
+        except asyncio.CancelledError:
+            status = "interrupted"
+        except Exception as exc:  # noqa: BLE001 - any failure of the graph ends the run
+            status, error = "error", run_error_payload(exc)
+            emitter.emit("error", error)
+            if not isinstance(exc, (ValueError, TypeError, KeyError)):
+                logger.info("run %s failed: %s: %s", job.run_id, type(exc).__name__, exc)
+        finishing = asyncio.ensure_future(self._finish(job, emitter, status, error, graph))
+        while not finishing.done():
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.shield(finishing)
+
+    async def _finish(self, job: RunJob, emitter: WireEmitter, status: str, error: Any, graph: Any) -> None:
+        ctx = self.ctx
+        try:
+            if error is not None:
+                job.result = {"__error__": error}
+            else:
+                job.result = jsonable(emitter.last_values, stream=True)
+            if status == "interrupted" and job.cancel_action == "rollback":
+                await self._rollback(job)
+            else:
+                await ctx.runs.set_status(job.run_id, status)
+                queued = any(j is not job for j in ctx.queue.active(job.thread_id))
+                await ctx.refresh_thread(job.thread_id, status="busy" if queued else "error" if error else None,
+                                         error=error, graph=graph)
+            job.status = status
+            if job.temporary:
+                await ctx.service.delete_thread_data(job.thread_id, keep_job=job)
+        except Exception:  # noqa: BLE001 - bookkeeping must not hide the run's outcome
+            logger.exception("finishing run %s failed", job.run_id)
+        finally:
+            ctx.events.close(job.run_id)
+        webhook = job.run["kwargs"].get("webhook")
+        if webhook:
+            task = asyncio.get_running_loop().create_task(self._webhook(webhook, job))
+            self._background.add(task)
+            task.add_done_callback(self._background.discard)
+
+    async def _rollback(self, job: RunJob) -> None:
+        ctx = self.ctx
+        await drop_run_checkpoints(ctx.backend.saver, job.thread_id, job.run_id)
+        await ctx.runs.delete(job.run_id)
+        await ctx.refresh_thread(job.thread_id)
+        job.result = None
+
+    async def cancel_pending(self, job: RunJob) -> None:
+        """A queued job is dropped before it started (or left for the next start on shutdown)."""
+        ctx = self.ctx
+        action = job.cancel_action
+        try:
+            if action == "shutdown":
+                return
+            if action == "rollback":
+                await ctx.runs.delete(job.run_id)
+            else:
+                await ctx.runs.set_status(job.run_id, "interrupted")
+            job.status = "interrupted"
+            if job.temporary:
+                await ctx.service.delete_thread_data(job.thread_id, keep_job=job)
+        finally:
+            ctx.events.close(job.run_id)
+
+    async def _webhook(self, url: str, job: RunJob) -> None:
+        try:
+            import httpx
+
+            run = await self.ctx.runs.find(job.run_id) or job.run
+            async with httpx.AsyncClient(timeout=10) as client:
+                await client.post(url, json=jsonable({**run, "values": job.result}))
+        except Exception as exc:  # noqa: BLE001 - webhooks are best-effort
+            logger.warning("webhook %s for run %s failed: %s", url, job.run_id, exc)
