@@ -61,9 +61,14 @@ async def _run_step(loop: RunLoop, tasks: list[Task], event: asyncio.Event) -> A
         task = tasks[0]
         try:
             await run_task_async(task)
-        finally:
+        except asyncio.CancelledError:
+            raise  # the run was cancelled: the task did not finish, keep it pending
+        except BaseException:
             loop.task_done(task)
             await _flush(loop)
+            raise
+        loop.task_done(task)
+        await _flush(loop)
         return
     limit = loop.config.get("max_concurrency")
     sem = asyncio.Semaphore(limit) if limit else None
