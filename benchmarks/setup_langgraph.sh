@@ -12,7 +12,7 @@ PYTHON="${PYTHON:-python3}"
 
 LANGGRAPH_VERSION="1.2.22"
 LANGGRAPH_SQLITE_VERSION="3.1.2"
-PKGS=("langgraph==${LANGGRAPH_VERSION}" "langgraph-checkpoint-sqlite==${LANGGRAPH_SQLITE_VERSION}")
+PKGS=("langgraph==${LANGGRAPH_VERSION}" "langgraph-checkpoint-sqlite==${LANGGRAPH_SQLITE_VERSION}" "langgraph-sdk==0.4.14")
 
 if [ ! -x "$VENV/bin/python" ]; then
     echo "creating $VENV"
