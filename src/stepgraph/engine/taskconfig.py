@@ -40,6 +40,10 @@ def build_task_config(loop: RunLoop, task: Task) -> RunnableConfig:
 
         if (callbacks := task_callbacks(loop, base.get("callbacks"))) is not None:
             config["callbacks"] = callbacks
+    if "events" in loop.sink.modes:  # astream_events: chat-model calls as stream events
+        from stepgraph.stream.events_v2 import with_events_handler
+
+        config["callbacks"] = with_events_handler(loop, config.get("callbacks"))
     return config  # type: ignore[return-value]
 
 

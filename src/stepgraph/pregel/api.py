@@ -112,8 +112,9 @@ class PregelAPI:
             interrupt_before=interrupt_before, interrupt_after=interrupt_after,
             durability=durability, subgraphs=subgraphs, context=context, version=version,
         )
+        raw = kwargs.get("_raw_parts", False)
         for part in drive_sync(run.loop, live=run.live):
-            yield shape(part, run.single, run.subgraphs, run.version)
+            yield part if raw else shape(part, run.single, run.subgraphs, run.version)
         _raise_nested_interrupt(run.loop)
 
     def invoke(
@@ -158,8 +159,9 @@ class PregelAPI:
         )
         from stepgraph.engine.driver_async import drive_async
 
+        raw = kwargs.get("_raw_parts", False)
         async for part in drive_async(run.loop):
-            yield shape(part, run.single, run.subgraphs, run.version)
+            yield part if raw else shape(part, run.single, run.subgraphs, run.version)
         _raise_nested_interrupt(run.loop)
 
     async def ainvoke(

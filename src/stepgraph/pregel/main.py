@@ -16,6 +16,7 @@ from stepgraph.constants import TASKS
 from stepgraph.engine.node import NodeBuilder, PregelNode
 from stepgraph.errors import GraphDefinitionError
 from stepgraph.pregel.api import PregelAPI
+from stepgraph.pregel.events_api import EventsAPI
 from stepgraph.pregel.state import StateAPI
 from stepgraph.pregel.validate import validate_pregel
 
@@ -25,7 +26,7 @@ _STATIC_KINDS = ("LastValue", "BinaryOperatorAggregate", "NamedBarrierValue", "U
 _FINISH_KINDS = ("LastValueAfterFinish", "NamedBarrierValueAfterFinish")
 
 
-class Pregel(PregelAPI, StateAPI):
+class Pregel(PregelAPI, StateAPI, EventsAPI):
     """A graph runtime built from channels and nodes (what ``StateGraph.compile`` returns).
 
     Use ``invoke``/``stream`` (and ``ainvoke``/``astream``) to run it.

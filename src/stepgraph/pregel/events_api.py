@@ -1,0 +1,64 @@
+"""``astream_events`` / ``stream_events``: a run as LangChain-style stream events (v1/v2)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+from typing import TYPE_CHECKING, Any
+
+from stepgraph.stream.events_v2 import INTERNAL_MODES, EventConverter, EventFilter
+
+if TYPE_CHECKING:
+    from stepgraph.pregel.main import Pregel
+
+_FILTERS = ("include_names", "include_types", "include_tags", "exclude_names", "exclude_types",
+            "exclude_tags")
+
+
+def _check_version(version: str) -> None:
+    if version not in ("v1", "v2"):
+        raise NotImplementedError(
+            f"astream_events(version={version!r}) is not supported; use version='v2'."
+        )
+
+
+class EventsAPI:
+    """Mixin of ``Pregel``: stream events for UIs that consume LangChain's event format."""
+
+    async def astream_events(
+        self: Pregel, input: Any, config: Any = None, *, version: str = "v2",  # type: ignore[misc]
+        **kwargs: Any,
+    ) -> AsyncIterator[dict[str, Any]]:
+        """Yield ``on_chain_*`` events for the graph and its nodes and ``on_chat_model_*``
+        events for chat models called in nodes (those need langchain-core)."""
+        _check_version(version)
+        flt = EventFilter(**{k: kwargs.pop(k) for k in _FILTERS if k in kwargs})
+        conv = EventConverter(self.name, input)
+        if flt.allows(conv.start):
+            yield conv.start
+        async for part in self.astream(input, config, stream_mode=INTERNAL_MODES, subgraphs=True,
+                                       _raw_parts=True, **kwargs):
+            for event in conv.convert(part):
+                if flt.allows(event):
+                    yield event
+        for event in conv.end(None):
+            if flt.allows(event):
+                yield event
+
+    def stream_events(
+        self: Pregel, input: Any, config: Any = None, *, version: str = "v2",  # type: ignore[misc]
+        **kwargs: Any,
+    ) -> Iterator[dict[str, Any]]:
+        """Sync twin of ``astream_events``."""
+        _check_version(version)
+        flt = EventFilter(**{k: kwargs.pop(k) for k in _FILTERS if k in kwargs})
+        conv = EventConverter(self.name, input)
+        if flt.allows(conv.start):
+            yield conv.start
+        for part in self.stream(input, config, stream_mode=INTERNAL_MODES, subgraphs=True,
+                                _raw_parts=True, **kwargs):
+            for event in conv.convert(part):
+                if flt.allows(event):
+                    yield event
+        for event in conv.end(None):
+            if flt.allows(event):
+                yield event

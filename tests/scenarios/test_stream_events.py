@@ -1,0 +1,91 @@
+"""``astream_events`` / ``stream_events`` (v2): graph, node and chat-model events in order."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TypedDict
+
+import pytest
+
+from stepgraph.graph import START, MessagesState, StateGraph
+
+
+class S(TypedDict):
+    x: int
+
+
+def _chain():
+    g = StateGraph(S)
+    g.add_node("a", lambda s: {"x": s["x"] + 1})
+    g.add_node("b", lambda s: {"x": s["x"] * 2})
+    g.add_edge(START, "a")
+    g.add_edge("a", "b")
+    return g.compile()
+
+
+def _collect(app, inp, driver: str, **kwargs) -> list[dict]:
+    if driver == "sync":
+        return list(app.stream_events(inp, version="v2", **kwargs))
+
+    async def run() -> list[dict]:
+        return [e async for e in app.astream_events(inp, version="v2", **kwargs)]
+
+    return asyncio.run(run())
+
+
+@pytest.mark.parametrize("driver", ["sync", "async"])
+def test_chain_events_match_langgraph_order(driver: str) -> None:
+    """A two-node chain yields LangGraph's event sequence with inputs, chunks and outputs."""
+    events = _collect(_chain(), {"x": 1}, driver)
+    assert [(e["event"], e["name"]) for e in events] == [
+        ("on_chain_start", "LangGraph"),
+        ("on_chain_start", "a"),
+        ("on_chain_stream", "a"),
+        ("on_chain_end", "a"),
+        ("on_chain_stream", "LangGraph"),
+        ("on_chain_start", "b"),
+        ("on_chain_stream", "b"),
+        ("on_chain_end", "b"),
+        ("on_chain_stream", "LangGraph"),
+        ("on_chain_end", "LangGraph"),
+    ]
+    assert events[0]["data"] == {"input": {"x": 1}}
+    assert events[3]["data"] == {"output": {"x": 2}, "input": {"x": 1}}
+    assert events[3]["tags"] == ["graph:step:1"] and events[3]["metadata"]["langgraph_node"] == "a"
+    assert events[3]["parent_ids"] == [events[0]["run_id"]]
+    assert events[4]["data"] == {"chunk": {"a": {"x": 2}}}
+    assert events[-1]["data"] == {"output": {"x": 4}}
+
+
+@pytest.mark.parametrize("driver", ["sync", "async"])
+def test_filters(driver: str) -> None:
+    """include_names keeps only the named runs' events."""
+    events = _collect(_chain(), {"x": 1}, driver, include_names=["b"])
+    assert [e["event"] for e in events] == ["on_chain_start", "on_chain_stream", "on_chain_end"]
+
+
+def test_chat_model_events() -> None:
+    """A chat model called in a node reports start, one stream event per token, and end."""
+    pytest.importorskip("langchain_core")
+    from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+    from langchain_core.messages import AIMessage
+
+    model = GenericFakeChatModel(messages=iter([AIMessage(content="hello world", id="m1")]))
+    g = StateGraph(MessagesState)
+    g.add_node("chat", lambda s: {"messages": [model.invoke(s["messages"])]})
+    g.add_edge(START, "chat")
+    events = _collect(g.compile(), {"messages": [("user", "hi")]}, "async")
+    kinds = [e["event"] for e in events]
+    assert kinds[:3] == ["on_chain_start", "on_chain_start", "on_chat_model_start"]
+    streamed = "".join(e["data"]["chunk"].content for e in events if e["event"] == "on_chat_model_stream")
+    assert streamed == "hello world"
+    end = next(e for e in events if e["event"] == "on_chat_model_end")
+    assert end["data"]["output"].content == "hello world"
+    assert len(end["parent_ids"]) == 2
+    assert kinds[-2:] == ["on_chain_stream", "on_chain_end"]
+
+
+def test_unsupported_version_raises() -> None:
+    """version='v3' is not supported by stream_events."""
+    with pytest.raises(NotImplementedError):
+        list(_chain().stream_events({"x": 1}, version="v3"))
