@@ -17,7 +17,7 @@ from stepgraph.errors import GraphDefinitionError
 if TYPE_CHECKING:
     from stepgraph.engine.tasks import Task
 
-INJECTABLE = ("config", "runtime", "writer", "store", "previous")
+INJECTABLE = ("config", "runtime", "writer", "store", "previous", "error")
 
 
 def is_async_callable(func: Any) -> bool:
@@ -110,6 +110,8 @@ class NodeFunction:
                 kwargs["store"] = store
             elif name == "previous":
                 kwargs["previous"] = task.runtime.previous
+            elif name == "error":
+                kwargs["error"] = task.handled_error
         return kwargs
 
     def call(self, input: Any, task: Task | None) -> Any:

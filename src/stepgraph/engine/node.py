@@ -139,7 +139,8 @@ class PregelNode:
         self.hidden = TAG_HIDDEN in self.tags
         self.subgraphs = list(subgraphs)
         self.is_async = any(b.is_async for b in self.bound) or any(w.is_async for w in self.writers)
-        self.error_handler: str | None = None
+        self.error_handler: Any = None
+        """``(handler, writer)`` run instead of failing, or ``None``."""
         self.managed_keys: tuple[str, ...] = ()
 
     def __repr__(self) -> str:

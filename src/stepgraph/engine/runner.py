@@ -130,10 +130,48 @@ def run_task_sync(task: Task) -> None:
         except Exception as exc:
             delay = retry_delay(policies, exc, task.attempt) if policies else None
             if delay is None:
+                if task.node.error_handler is not None:
+                    _handle_sync(task, exc)
+                    return
                 _fail(task, exc)
                 raise
             task.reset_attempt()
             time.sleep(delay)
+
+
+def _start_handler(task: Task, exc: BaseException) -> Any:
+    """Prepare ``task`` for its node's error handler; returns ``(handler, writer)``."""
+    from stepgraph.errors import NodeError
+
+    task.writes.clear()
+    task.handled_error = NodeError(task.name, exc)
+    task.label = f"__error_handler__{task.name}"
+    return task.node.error_handler
+
+
+def _handle_sync(task: Task, exc: BaseException) -> None:
+    """Run the node's error handler instead of failing; its writes replace the node's."""
+    handler, writer = _start_handler(task, exc)
+    token = set_current_task(task)
+    try:
+        writer.run(task, handler.call(task.input, task))
+    except Exception as err:
+        _fail(task, err)
+        raise
+    finally:
+        reset_current_task(token)
+
+
+async def _handle_async(task: Task, exc: BaseException) -> None:
+    handler, writer = _start_handler(task, exc)
+    token = set_current_task(task)
+    try:
+        writer.run(task, await handler.acall(task.input, task))
+    except Exception as err:
+        _fail(task, err)
+        raise
+    finally:
+        reset_current_task(token)
 
 
 def _fail(task: Task, exc: BaseException) -> None:
@@ -219,6 +257,9 @@ async def run_task_async(task: Task) -> None:
         except Exception as exc:
             delay = retry_delay(policies, exc, task.attempt) if policies else None
             if delay is None:
+                if task.node.error_handler is not None:
+                    await _handle_async(task, exc)
+                    return
                 _fail(task, exc)
                 raise
             task.reset_attempt()

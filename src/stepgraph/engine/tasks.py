@@ -59,6 +59,8 @@ class Task:
         "call_counter",
         "pending_calls",
         "bubbled",
+        "handled_error",
+        "label",
     )
 
     def __init__(
@@ -98,6 +100,8 @@ class Task:
         self.call_counter = 0
         self.pending_calls: list[Any] = []
         self.bubbled = False
+        self.handled_error: Any = None
+        self.label: str | None = None
 
     def __repr__(self) -> str:
         return f"Task(name={self.name!r}, id={self.id!r}, path={self.path!r})"

@@ -148,6 +148,12 @@ def compile_graph(
             metadata=spec.metadata, name=node, subgraphs=_subgraphs(spec),
         )
         pn.managed_keys = tuple(info.managed)
+        handler = spec.error_handler or defaults.get("error_handler")
+        if handler is not None:
+            pn.error_handler = (
+                NodeFunction(handler, f"__error_handler__{node}"),
+                StateUpdateWriter(keyset, managed, is_root),
+            )
         nodes[node] = pn
     output: Any = ROOT if output_info.is_root else tuple(output_info.channels)
     stream: Any = ROOT if is_root else state_keys

@@ -57,7 +57,7 @@ def task_result(loop: RunLoop, task: Task) -> None:
             loop.emit("updates", {task.name: update_payload(loop, task), "__metadata__": {"cached": True}})
         return
     if "updates" in modes and task.error is None and not task.interrupts:
-        loop.emit("updates", {task.name: update_payload(loop, task)})
+        loop.emit("updates", {task.label or task.name: update_payload(loop, task)})
     elif "updates" in modes and task.interrupts:
         loop.emit("updates", {INTERRUPT: tuple(task.interrupts)})
     if "tasks" not in modes and "debug" not in modes:
