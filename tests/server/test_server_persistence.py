@@ -7,7 +7,7 @@ import time
 import uuid
 
 import pytest
-from conftest import start_server
+from server_harness import start_server
 
 PG_DSN = "postgresql://postgres@127.0.0.1:5432/test"
 

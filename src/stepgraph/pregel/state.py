@@ -57,39 +57,20 @@ def _normalize(supersteps: Sequence[Sequence[Any]]) -> list[list[tuple[Any, Any,
 class StateAPI:
     """Mixin of ``Pregel``: reading and changing a thread's saved state."""
 
-    def get_state(self: Pregel, config: Any, *, subgraphs: bool = False, _saver_: Any = None) -> StateSnapshot:  # type: ignore[misc]
+    def get_state(self: Pregel, config: Any, *, subgraphs: bool = False) -> StateSnapshot:  # type: ignore[misc]
         """The state at the latest (or the given ``checkpoint_id``) checkpoint of a thread.
 
         With ``subgraphs=True`` each pending subgraph task carries the child's snapshot in
         ``tasks[i].state``. A config whose ``checkpoint_ns`` names a subgraph task reads
         that subgraph's state.
         """
-        saver = _saver_ or _saver(self)
         config = _config(self, config)
-        child = _delegate(self, config)
-        if child is not None:
-            return child.get_state(config, subgraphs=subgraphs, _saver_=saver)
-        saved = saver.get_tuple(config)
-        explicit = "checkpoint_id" in config["configurable"]
-        snap = snapshot(self, config, saver, saved, apply_pending=not explicit)
-        if subgraphs:
-            snap = _with_child_states(
-                self, snap, saver, lambda g, c: _NsGraph(g, "").get_state(c, subgraphs=True, _saver_=saver)
-            )
-        return snap
+        return _read_state(_target(self, config), config, _saver(self), subgraphs)
 
-    async def aget_state(self: Pregel, config: Any, *, subgraphs: bool = False, _saver_: Any = None) -> StateSnapshot:  # type: ignore[misc]
-        saver = _saver_ or _saver(self)
+    async def aget_state(self: Pregel, config: Any, *, subgraphs: bool = False) -> StateSnapshot:  # type: ignore[misc]
+        """Async twin of ``get_state``."""
         config = _config(self, config)
-        child = _delegate(self, config)
-        if child is not None:
-            return await child.aget_state(config, subgraphs=subgraphs, _saver_=saver)
-        saved = await saver.aget_tuple(config)
-        explicit = "checkpoint_id" in config["configurable"]
-        snap = snapshot(self, config, saver, saved, apply_pending=not explicit)
-        if subgraphs:
-            snap = await _awith_child_states(self, snap, saver)
-        return snap
+        return await _aread_state(_target(self, config), config, _saver(self), subgraphs)
 
     def get_subgraphs(self: Pregel, *, namespace: str | None = None, recurse: bool = False) -> Iterator[tuple[str, Pregel]]:  # type: ignore[misc]
         """``(name, graph)`` of the compiled graphs used as nodes (``a|b`` when recursing)."""
@@ -177,17 +158,9 @@ def _task_graph(graph: Pregel, task: Any) -> Any:
 
 def _target(graph: Pregel, config: Any) -> Any:
     """The graph whose state a config addresses (a subgraph when it names one's namespace)."""
-    child = _delegate(graph, config)
-    return graph if child is None else child.graph
-
-
-def _delegate(graph: Pregel, config: Any) -> Any:
-    """The subgraph a config's ``checkpoint_ns`` points into (``None`` for this graph)."""
     ns = config["configurable"].get("checkpoint_ns") or ""
-    if not ns:
-        return None
     child: Any = graph
-    for segment in ns.split("|"):
+    for segment in ns.split("|") if ns else ():
         name = segment.split(":", 1)[0]
         if name.isdigit():
             continue
@@ -195,49 +168,33 @@ def _delegate(graph: Pregel, config: Any) -> Any:
         if node is None or not node.subgraphs:
             raise ValueError(f"Subgraph {name} not found")
         child = node.subgraphs[0]
-    return _NsGraph(child, ns)
+    return child
 
 
-class _NsGraph:
-    """A subgraph addressed by namespace: its state API reads that namespace."""
-
-    def __init__(self, graph: Pregel, ns: str) -> None:
-        self.graph = graph
-        self.ns = ns
-
-    def get_state(self, config: Any, *, subgraphs: bool = False, _saver_: Any = None) -> Any:
-        saved = _saver_.get_tuple(config)
-        explicit = "checkpoint_id" in config["configurable"]
-        snap = snapshot(self.graph, config, _saver_, saved, apply_pending=not explicit)
-        if subgraphs:
-            snap = _with_child_states(self.graph, snap, _saver_, lambda g, c: _NsGraph(g, "").get_state(c, subgraphs=True, _saver_=_saver_))
+def _read_state(graph: Pregel, config: Any, saver: Any, subgraphs: bool) -> StateSnapshot:
+    explicit = "checkpoint_id" in config["configurable"]
+    snap = snapshot(graph, config, saver, saver.get_tuple(config), apply_pending=not explicit)
+    if not subgraphs:
         return snap
-
-    async def aget_state(self, config: Any, *, subgraphs: bool = False, _saver_: Any = None) -> Any:
-        saved = await _saver_.aget_tuple(config)
-        explicit = "checkpoint_id" in config["configurable"]
-        snap = snapshot(self.graph, config, _saver_, saved, apply_pending=not explicit)
-        if subgraphs:
-            snap = await _awith_child_states(self.graph, snap, _saver_)
-        return snap
-
-
-async def _awith_child_states(graph: Pregel, snap: Any, saver: Any) -> Any:
     tasks = []
     for t in snap.tasks:
         child = _task_graph(graph, t)
         if child is not None and isinstance(t.state, dict):
-            t = t._replace(state=await _NsGraph(child, "").aget_state(t.state, subgraphs=True, _saver_=saver))
+            t = t._replace(state=_read_state(child, t.state, saver, True))
         tasks.append(t)
     return snap._replace(tasks=tuple(tasks))
 
 
-def _with_child_states(graph: Pregel, snap: Any, saver: Any, read: Any) -> Any:
+async def _aread_state(graph: Pregel, config: Any, saver: Any, subgraphs: bool) -> StateSnapshot:
+    explicit = "checkpoint_id" in config["configurable"]
+    snap = snapshot(graph, config, saver, await saver.aget_tuple(config), apply_pending=not explicit)
+    if not subgraphs:
+        return snap
     tasks = []
     for t in snap.tasks:
         child = _task_graph(graph, t)
         if child is not None and isinstance(t.state, dict):
-            t = t._replace(state=read(child, t.state))
+            t = t._replace(state=await _aread_state(child, t.state, saver, True))
         tasks.append(t)
     return snap._replace(tasks=tuple(tasks))
 
