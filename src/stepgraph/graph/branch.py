@@ -78,7 +78,11 @@ class BranchWriter(Writer):
             return state
         state = fresh_state(task, self.keys)
         if self.merge_output and isinstance(value, dict):
-            state = {**state, **value}
+            # returned keys that are not state keys are visible to the router too; state
+            # keys come from the fresh (reducer-merged) state
+            extra = {k: v for k, v in value.items() if k not in state and k not in self.keys}
+            if extra:
+                state = {**extra, **state}
         if self.mapper is not None:
             state = self.mapper(state)
         return state

@@ -140,6 +140,8 @@ def _datetime(c: MsgpackCodec, o: Any) -> Any:
         o.fold
         or tz_type is _ZoneInfo
         or (tz_type is _timezone_cls and len(tz.__getinitargs__()) > 1)
+        # fromisoformat drops sub-second UTC offsets
+        or (tz_type is _timezone_cls and tz.utcoffset(None).microseconds)
     ):
         fields = {
             "year": o.year, "month": o.month, "day": o.day, "hour": o.hour,
