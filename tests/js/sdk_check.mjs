@@ -5,7 +5,7 @@
 //
 // One "PASS|FAIL|SKIP <id> <desc>" line per check, then "N passed, M failed"; exit 1 on failure.
 // The server must host the graphs of ../../shared/conformance/graphs_for_sdk_check.py (simple,
-// nested, interrupt, nested_interrupt, slow, fail, chat) plus chat_hitl (graphs/chat_hitl*.py).
+// nested, interrupt, nested_interrupt, slow, fail, chat) plus chat_hitl (examples/chat_hitl.py, graphs/chat_hitl_lg.py).
 // Groups: A assistants, T threads, S classic runs.stream, I interrupts, B background runs,
 // X store, M messages stream modes, V v3 thread streaming (client.threads.stream and the raw
 // /threads/{id}/commands + /threads/{id}/stream/events protocol), C CORS.

@@ -67,7 +67,6 @@ def test_error_statuses(http, method: str, path: str, status: int) -> None:
     ("/runs/wait", {"assistant_id": "simple", "config": {"recursion_limit": "x"}}),
     ("/runs/wait", {"assistant_id": "simple", "command": {"jump": 1}}),
     ("/runs/wait", {"assistant_id": "simple", "command": {"goto": [3]}}),
-    ("/runs/wait", {"assistant_id": "simple", "input": {"value": "x"}, "command": {"resume": 1}}),
     ("/runs/wait", {"assistant_id": "simple", "interrupt_before": 5}),
     ("/runs/wait", {"assistant_id": "simple", "after_seconds": -1}),
     ("/runs/stream", {"assistant_id": 42}),

@@ -10,7 +10,7 @@ SIMPLE_FINAL = {"value": "xab", "steps": ["a", "b"]}
 
 
 def test_quickstart_sync(client) -> None:
-    assistants = client.assistants.search()
+    assistants = client.assistants.search(limit=100)
     assert {"simple", "nested", "chat"} <= {a["graph_id"] for a in assistants}
     thread = client.threads.create()
     parts = list(client.runs.stream(thread["thread_id"], "simple", input={"value": "x"}, stream_mode="values"))

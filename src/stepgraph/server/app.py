@@ -9,9 +9,9 @@ from typing import Any
 
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
-from starlette.middleware.cors import CORSMiddleware
 
 from stepgraph.server.context import ServerContext
+from stepgraph.server.cors import CORSMiddleware
 from stepgraph.server.errors import install_handlers
 from stepgraph.server.graphs import GraphRegistry
 from stepgraph.server.routes import all_routes
@@ -19,6 +19,7 @@ from stepgraph.server.runtime.eventlog import MemoryEventLog
 from stepgraph.server.runtime.executor import RunExecutor
 from stepgraph.server.runtime.queue import LocalRunQueue
 from stepgraph.server.runtime.service import RunService
+from stepgraph.server.runtime.threadlog import ThreadLogs
 from stepgraph.server.settings import ServerSettings, apply_env
 from stepgraph.server.storage import open_backend
 
@@ -45,6 +46,7 @@ def create_app(settings: ServerSettings, *, registry: GraphRegistry | None = Non
             ctx = ServerContext(settings, registry, backend)
             executor = RunExecutor(ctx)
             ctx.events = MemoryEventLog()
+            ctx.thread_logs = ThreadLogs()
             ctx.queue = LocalRunQueue(executor, executor.cancel_pending, n_jobs=settings.n_jobs)
             ctx.service = RunService(ctx)
             await ctx.assistants.ensure_system()
@@ -56,8 +58,8 @@ def create_app(settings: ServerSettings, *, registry: GraphRegistry | None = Non
                 yield
             finally:
                 await ctx.queue.shutdown()
+                ctx.thread_logs.close_all()
 
-    middleware: list[Any] = [Middleware(CORSMiddleware, allow_origins=["*"], allow_methods=["*"],
-                                        allow_headers=["*"], expose_headers=["*"])]
+    middleware: list[Any] = [Middleware(CORSMiddleware)]
     return Starlette(routes=all_routes(), lifespan=lifespan, middleware=middleware,
                      exception_handlers=install_handlers())

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from stepgraph.server.runtime.eventlog import EventLog
     from stepgraph.server.runtime.queue import RunQueue
     from stepgraph.server.runtime.service import RunService
+    from stepgraph.server.runtime.threadlog import ThreadLogs
     from stepgraph.server.settings import ServerSettings
     from stepgraph.server.storage import Backend
 
@@ -35,6 +36,7 @@ class ServerContext:
         self.threads = Threads(backend.docs)
         self.runs = Runs(backend.docs)
         self.events: EventLog
+        self.thread_logs: ThreadLogs
         self.queue: RunQueue
         self.service: RunService
 

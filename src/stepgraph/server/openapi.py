@@ -57,7 +57,7 @@ def _operation(route: Route, method: str) -> dict[str, Any]:
     }
     if method in ("POST", "PUT", "PATCH"):
         op["requestBody"] = {"required": False, "content": {"application/json": {"schema": _OBJ}}}
-    if route.path.endswith("/stream"):
+    if route.path.endswith(("/stream", "/stream/events")):
         op["responses"]["200"] = {"description": "Server-sent events", "content": {"text/event-stream": {}}}
     return op
 

@@ -25,6 +25,11 @@ class ServerSettings:
     (resolved against ``base_dir``) or directly to a graph object, builder or factory.
     ``database_url`` selects PostgreSQL (``postgres://...``); otherwise SQLite at
     ``database_url`` or, by default, ``base_dir/.stepgraph/stepgraph.sqlite``.
+    ``protocol_start_delay`` seconds pass between a v3 ``run.start`` / ``input.respond``
+    command and its run starting: the JS SDK opens (and re-opens) its event streams right
+    after the command returns, and a run that already finished by then reaches a new
+    subscription only partly through an older, narrower stream (LangGraph's server has a
+    similar dispatch latency).
     """
 
     graphs: dict[str, Any]
@@ -34,6 +39,7 @@ class ServerSettings:
     port: int = 2024
     n_jobs: int = 10
     heartbeat: float = 5.0
+    protocol_start_delay: float = 0.1
     env: dict[str, str] = field(default_factory=dict)
     config_path: Path | None = None
 

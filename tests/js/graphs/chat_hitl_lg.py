@@ -1,6 +1,6 @@
 """``chat_hitl`` in LangGraph's API: the reference rendering hosted by ``langgraph dev``.
 
-Behaviour (the stepgraph twin in ``chat_hitl.py`` must match it exactly):
+Behaviour (the stepgraph twin in ``examples/chat_hitl.py`` must match it exactly):
 
     START -> propose -> review -> answer -> END     over MessagesState
 

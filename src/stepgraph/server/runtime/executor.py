@@ -5,7 +5,9 @@ Statuses follow the LangGraph server: the run goes ``pending`` -> ``running`` ->
 (cancelled); the thread is ``busy`` while it runs and afterwards ``error``,
 ``interrupted`` (tasks pending: an interrupt, a breakpoint, or a cancelled step) or
 ``idle``. The terminal statuses are written *before* the event log closes, so a client
-that checks the run right after its stream ends sees the final status.
+that checks the run right after its stream ends sees the final status. A run started by a
+v3 command also writes protocol events to its thread's event log (``protocol.py``); its
+terminal lifecycle event follows the final statuses too.
 """
 
 from __future__ import annotations
@@ -17,6 +19,9 @@ from typing import TYPE_CHECKING, Any, get_type_hints
 
 from stepgraph.server.checkpoints import drop_run_checkpoints
 from stepgraph.server.errors import run_error_payload
+from stepgraph.server.runtime.lcevents import CallbackEvents
+from stepgraph.server.runtime.protocol import ENGINE_MODES as PROTOCOL_MODES
+from stepgraph.server.runtime.protocol import ProtocolEmitter, subgraph_names
 from stepgraph.server.runtime.wire import WireEmitter, engine_modes
 from stepgraph.server.serde import jsonable
 
@@ -89,7 +94,13 @@ class RunExecutor:
     async def __call__(self, job: RunJob) -> None:
         ctx, run = self.ctx, job.run
         kw = run["kwargs"]
-        emitter = WireEmitter(job.log, kw.get("stream_mode") or ["values"], subgraphs=bool(kw.get("subgraphs")))
+        graph_id = run["metadata"]["graph_id"]
+        modes = kw.get("stream_mode") or ["values"]
+        events = CallbackEvents(graph_id, job.run_id, kw["config"].get("metadata")) if "events" in modes else None
+        emitter = WireEmitter(job.log, modes, subgraphs=bool(kw.get("subgraphs")), events=events)
+        proto = None
+        if kw.get("protocol") == "v3":
+            proto = ProtocolEmitter(ctx.thread_logs.open(job.thread_id), job.run_id, graph_id)
         status, error, graph = "success", None, None
         try:
             if kw.get("after_seconds"):
@@ -97,17 +108,28 @@ class RunExecutor:
             job.status = "running"
             await ctx.runs.set_status(job.run_id, "running")
             await ctx.threads.update(job.thread_id, status="busy")
+            if proto is not None:
+                proto.start()
             config = kw["config"]
-            graph = await ctx.graph(run["metadata"]["graph_id"], config)
+            graph = await ctx.graph(graph_id, config)
+            stream_modes = engine_modes(emitter.wire)
+            if proto is not None:
+                proto.subgraph_names = subgraph_names(graph)
+                stream_modes += [m for m in PROTOCOL_MODES if m not in stream_modes]
             stream = graph.astream(
-                build_input(kw), config, stream_mode=engine_modes(emitter.wire),
-                subgraphs=emitter.engine_subgraphs, interrupt_before=kw.get("interrupt_before"),
+                build_input(kw), config, stream_mode=stream_modes,
+                subgraphs=emitter.engine_subgraphs or proto is not None,
+                interrupt_before=kw.get("interrupt_before"),
                 interrupt_after=kw.get("interrupt_after"), durability=kw.get("durability") or "async",
                 context=resolve_context(graph, kw.get("context"), config.get("configurable") or {}),
             )
+            emitter.start(kw.get("input"))
             async with contextlib.aclosing(stream):
                 async for part in stream:
                     emitter.handle(part)
+                    if proto is not None:
+                        proto.handle(part)
+            emitter.end()
         except asyncio.CancelledError:
             status = "interrupted"
         except Exception as exc:  # noqa: BLE001 - any failure of the graph ends the run
@@ -115,12 +137,13 @@ class RunExecutor:
             emitter.emit("error", error)
             if not isinstance(exc, (ValueError, TypeError, KeyError)):
                 logger.info("run %s failed: %s: %s", job.run_id, type(exc).__name__, exc)
-        finishing = asyncio.ensure_future(self._finish(job, emitter, status, error, graph))
+        finishing = asyncio.ensure_future(self._finish(job, emitter, status, error, graph, proto))
         while not finishing.done():
             with contextlib.suppress(asyncio.CancelledError):
                 await asyncio.shield(finishing)
 
-    async def _finish(self, job: RunJob, emitter: WireEmitter, status: str, error: Any, graph: Any) -> None:
+    async def _finish(self, job: RunJob, emitter: WireEmitter, status: str, error: Any, graph: Any,
+                      proto: ProtocolEmitter | None = None) -> None:
         ctx = self.ctx
         try:
             if error is not None:
@@ -140,6 +163,8 @@ class RunExecutor:
         except Exception:  # noqa: BLE001 - bookkeeping must not hide the run's outcome
             logger.exception("finishing run %s failed", job.run_id)
         finally:
+            if proto is not None:
+                proto.finish(status, error)
             ctx.events.close(job.run_id)
         webhook = job.run["kwargs"].get("webhook")
         if webhook:

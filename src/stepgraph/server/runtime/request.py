@@ -89,9 +89,7 @@ def _config(body: dict[str, Any]) -> dict[str, Any]:
 
 def parse_run_request(body: dict[str, Any]) -> RunRequest:
     """Validate a run-creation body."""
-    command = _command(body)
-    if command is not None and body.get("input") is not None:
-        raise ApiError(422, "Cannot specify both 'input' and 'command'.")
+    command = _command(body)  # with a command, ``input`` is ignored (clients send both)
     after = body.get("after_seconds")
     if after is not None and (isinstance(after, bool) or not isinstance(after, (int, float)) or after < 0):
         raise ApiError(422, "Invalid 'after_seconds': expected a number >= 0.")

@@ -36,8 +36,12 @@ class RunService:
         self._lock = asyncio.Lock()
 
     # -- creation -----------------------------------------------------------------------------
-    async def create(self, thread_id: str | None, body: dict[str, Any]) -> RunJob:
-        """Validate, apply ``if_not_exists`` and ``multitask_strategy``, store and queue a run."""
+    async def create(self, thread_id: str | None, body: dict[str, Any], *, protocol: str | None = None) -> RunJob:
+        """Validate, apply ``if_not_exists`` and ``multitask_strategy``, store and queue a run.
+
+        ``protocol="v3"`` marks a run started by a v3 command: its events also go to the
+        thread's event log (``runtime.protocol``).
+        """
         ctx = self.ctx
         req = parse_run_request(body)
         if (req.config.get("configurable") or {}) and req.context:
@@ -66,6 +70,8 @@ class RunService:
                     ctx.queue.cancel(job, req.multitask_strategy)
                 await asyncio.gather(*(job.done.wait() for job in active))
             run = self._run_doc(req, assistant, thread_id, temporary)
+            if protocol is not None:
+                run["kwargs"]["protocol"] = protocol
             await ctx.runs.insert(run)
             await ctx.threads.update(thread_id, merge_metadata=tags)
             return self._submit(run, temporary)
@@ -160,6 +166,7 @@ class RunService:
         await self.ctx.backend.saver.adelete_thread(thread_id)
         await self.ctx.runs.delete_thread(thread_id)
         await self.ctx.threads.delete(thread_id)
+        self.ctx.thread_logs.discard(thread_id)
 
     # -- startup ------------------------------------------------------------------------------
     async def recover(self) -> None:

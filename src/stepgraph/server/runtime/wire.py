@@ -3,7 +3,9 @@
 * ``messages-tuple`` is the engine's ``messages`` mode, sent as event ``messages``;
   ``messages`` (on the wire) becomes ``messages/metadata`` + ``messages/partial|complete``.
 * Subgraph events are named ``<mode>|<node>:<task_id>|...``.
-* ``events`` is accepted and produces nothing (no LangChain callbacks in stepgraph).
+* ``events`` sends LangChain-style callback events derived from the engine's ``tasks`` and
+  ``messages`` streams (``lcevents.CallbackEvents``): graph and node ``on_chain_*``, chat
+  models' ``on_chat_model_start|stream|end``.
 * The run always streams ``values`` internally, so the last root snapshot (with its
   ``__interrupt__`` list) is known for ``runs.wait`` and ``runs.join`` (and ``custom``,
   see ``engine_modes``); parts of modes the client did not ask for are dropped.
@@ -15,6 +17,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from stepgraph.server.runtime.eventlog import RunLog
+from stepgraph.server.runtime.lcevents import CallbackEvents
 from stepgraph.server.runtime.messages import MessageAccumulator
 from stepgraph.server.serde import dumps
 
@@ -22,7 +25,7 @@ __all__ = ["WIRE_MODES", "WireEmitter", "engine_modes"]
 
 WIRE_MODES = ("values", "updates", "messages", "messages-tuple", "custom", "debug", "tasks",
               "checkpoints", "events")
-_TO_ENGINE = {"messages-tuple": "messages", "events": None}
+_TO_ENGINE: dict[str, tuple[str, ...]] = {"messages-tuple": ("messages",), "events": ("messages", "tasks")}
 
 
 def engine_modes(wire: Iterable[str]) -> list[str]:
@@ -35,21 +38,35 @@ def engine_modes(wire: Iterable[str]) -> list[str]:
     """
     out = ["values", "custom"]
     for mode in wire:
-        engine = _TO_ENGINE.get(mode, mode)
-        if engine is not None and engine not in out:
-            out.append(engine)
+        for engine in _TO_ENGINE.get(mode, (mode,)):
+            if engine not in out:
+                out.append(engine)
     return out
 
 
 class WireEmitter:
     """Writes one run's engine parts to its event log as wire events."""
 
-    def __init__(self, log: RunLog, wire_modes: Iterable[str], *, subgraphs: bool = False) -> None:
+    def __init__(self, log: RunLog, wire_modes: Iterable[str], *, subgraphs: bool = False,
+                 events: CallbackEvents | None = None) -> None:
         self.log = log
         self.wire = set(wire_modes)
         self.subgraphs = subgraphs
         self.last_values: Any = None
         self._acc = MessageAccumulator() if "messages" in self.wire else None
+        self._events = events if "events" in self.wire else None
+
+    def start(self, graph_input: Any) -> None:
+        """Before the first part: the graph's ``on_chain_start`` (``events`` mode)."""
+        if self._events is not None:
+            for event in self._events.start(graph_input):
+                self.emit("events", event)
+
+    def end(self) -> None:
+        """After the last part of a successful run: the graph's ``on_chain_end``."""
+        if self._events is not None:
+            for event in self._events.end(self.last_values):
+                self.emit("events", event)
 
     @property
     def engine_subgraphs(self) -> bool:
@@ -58,7 +75,7 @@ class WireEmitter:
         Like the LangGraph server, chat-model tokens of subgraphs reach a client that did
         not ask for subgraph events, as root ``messages`` events.
         """
-        return self.subgraphs or bool({"messages", "messages-tuple"} & self.wire)
+        return self.subgraphs or bool({"messages", "messages-tuple", "events"} & self.wire)
 
     def handle(self, part: Any) -> None:
         """Emit one engine part (``(ns, mode, payload)`` or ``(mode, payload)``)."""
@@ -71,6 +88,9 @@ class WireEmitter:
                 return
             ns = ()
         suffix = "".join("|" + seg for seg in ns)
+        if self._events is not None:
+            for event in self._events.feed(tuple(ns), mode, payload):
+                self.emit("events" + suffix, event)
         if mode == "values":
             if not ns:
                 self.last_values = payload
