@@ -9,58 +9,21 @@ from __future__ import annotations
 
 import asyncio
 import operator
-import sqlite3
 import time
-import uuid
 from typing import Annotated
 
 import pytest
+from scenario_savers import SAVER_KINDS, cfg, get_state, open_saver
 from typing_extensions import TypedDict
 
-from stepgraph.checkpoint.memory import InMemorySaver
 from stepgraph.graph import END, START, StateGraph
 from stepgraph.types import Command, interrupt
 
-PG_DSN = "postgresql://postgres@127.0.0.1:5432/test"
 
-
-def _pg_conn():
-    try:
-        import psycopg
-
-        return psycopg.connect(PG_DSN, autocommit=True, prepare_threshold=0, connect_timeout=2)
-    except Exception as exc:  # ImportError or any connection failure
-        pytest.skip(f"PostgreSQL not reachable at {PG_DSN}: {exc}")
-
-
-@pytest.fixture(params=["memory", "sqlite", "postgres"])
+@pytest.fixture(params=SAVER_KINDS)
 def saver(request, tmp_path):
     """A fresh checkpointer of each kind."""
-    if request.param == "memory":
-        yield InMemorySaver()
-    elif request.param == "sqlite":
-        from stepgraph.checkpoint.sqlite import SqliteSaver
-
-        conn = sqlite3.connect(tmp_path / "x.db", check_same_thread=False)
-        yield SqliteSaver(conn)
-        conn.close()
-    else:
-        from stepgraph.checkpoint.postgres import PostgresSaver
-
-        conn = _pg_conn()
-        yield PostgresSaver(conn)
-        conn.close()
-
-
-def cfg():
-    """A config on a new, unique thread."""
-    return {"configurable": {"thread_id": f"t-{uuid.uuid4().hex}"}}
-
-
-def get_state(driver, app, config):
-    if driver.is_async:
-        return asyncio.run(app.aget_state(config))
-    return app.get_state(config)
+    yield from open_saver(request.param, tmp_path)
 
 
 def history(driver, app, config):
