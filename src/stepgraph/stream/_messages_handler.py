@@ -1,0 +1,87 @@
+"""The langchain-core callback handler behind the ``messages`` stream mode.
+
+Imports langchain-core, so it is only loaded on the first run that streams ``messages``
+with langchain-core installed.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Any
+
+from stepgraph.constants import TAG_NOSTREAM
+from stepgraph.engine.context import current_task
+
+# -- langchain-core callback handler ----------------------------------------------------------
+
+
+@cache
+def handler_class() -> type:
+    """Build the callback handler class (imports langchain-core: called on first use only)."""
+    from langchain_core.callbacks import BaseCallbackHandler
+    from langchain_core.outputs import ChatGeneration, ChatGenerationChunk
+
+    try:
+        from langchain_core.tracers._streaming import _StreamingCallbackHandler
+    except ImportError:  # pragma: no cover - older langchain-core
+        _StreamingCallbackHandler = object  # type: ignore[assignment,misc]
+
+    class StreamMessagesHandler(BaseCallbackHandler, _StreamingCallbackHandler):  # type: ignore[misc,valid-type]
+        """Reports a run's chat-model tokens and final messages to its ``messages`` stream.
+
+        Being a ``_StreamingCallbackHandler`` makes ``BaseChatModel.invoke`` stream, as in
+        LangGraph.
+        """
+
+        run_inline = True  # called in the thread / asyncio task of the model call, in order
+
+        def __init__(self, run: Any) -> None:
+            self._run = run
+            self.metadata: dict[Any, dict[str, Any]] = {}
+
+        def tap_output_aiter(self, run_id: Any, output: Any) -> Any:
+            return output
+
+        def tap_output_iter(self, run_id: Any, output: Any) -> Any:
+            return output
+
+        def on_chat_model_start(
+            self,
+            serialized: Any,
+            messages: Any,
+            *,
+            run_id: Any,
+            parent_run_id: Any = None,
+            tags: list[str] | None = None,
+            metadata: dict[str, Any] | None = None,
+            **kwargs: Any,
+        ) -> Any:
+            if not metadata or (tags and TAG_NOSTREAM in tags):
+                return
+            meta = self._run.model_metadata(metadata, tags)
+            if meta is not None:
+                self.metadata[run_id] = meta
+
+        def on_llm_new_token(
+            self, token: str, *, chunk: Any = None, run_id: Any, **kwargs: Any
+        ) -> Any:
+            if not isinstance(chunk, ChatGenerationChunk):
+                return
+            meta = self.metadata.get(run_id)
+            if meta is not None:
+                task = current_task()
+                if task is not None:
+                    task.touch()
+                self._run.emit(chunk.message, meta)
+
+        def on_llm_end(self, response: Any, *, run_id: Any, **kwargs: Any) -> Any:
+            meta = self.metadata.pop(run_id, None)
+            if meta is not None and response.generations and response.generations[0]:
+                gen = response.generations[0][0]
+                if isinstance(gen, ChatGeneration):
+                    self._run.emit(gen.message, meta, dedupe=True)
+
+        def on_llm_error(self, error: BaseException, *, run_id: Any, **kwargs: Any) -> Any:
+            self.metadata.pop(run_id, None)
+
+    return StreamMessagesHandler
