@@ -55,9 +55,32 @@ def review_request() -> dict[str, Any]:
     }
 
 
+def inbox_request() -> list[dict[str, Any]]:
+    """The same review in the older agent-inbox ``HumanInterrupt`` shape (``chat_hitl_inbox``).
+
+    Released agent-chat-ui builds offer their Accept button only for this shape.
+    """
+    return [
+        {
+            "action_request": {"action": "send_email", "args": dict(EMAIL_ARGS)},
+            "config": {"allow_accept": True, "allow_ignore": True, "allow_respond": False,
+                       "allow_edit": False},
+            "description": "Review the e-mail to ann@example.com",
+        }
+    ]
+
+
+_INBOX_TYPES = {"accept": "approve", "ignore": "reject", "edit": "edit", "response": "reject"}
+
+
 def decision_type(resume: Any) -> str:
-    """``approve`` / ``reject`` / ``edit`` from a resume value; ``reject`` when malformed."""
+    """``approve`` / ``reject`` / ``edit`` from a resume value; ``reject`` when malformed.
+
+    Takes ``{"decisions": [{"type": ...}]}`` and the agent-inbox form ``[{"type": "accept"}]``.
+    """
     try:
+        if isinstance(resume, list):
+            return _INBOX_TYPES.get(resume[0]["type"], "reject")
         kind = resume["decisions"][0]["type"]
     except (KeyError, IndexError, TypeError):
         return "reject"
@@ -84,7 +107,15 @@ def propose(state: MessagesState) -> dict[str, Any]:
 
 def review(state: MessagesState) -> dict[str, Any]:
     """Wait for the human's decision, then record it as the tool's result."""
-    kind = decision_type(interrupt(review_request()))
+    return _decided(decision_type(interrupt(review_request())))
+
+
+def review_inbox(state: MessagesState) -> dict[str, Any]:
+    """``review`` with the agent-inbox request shape."""
+    return _decided(decision_type(interrupt(inbox_request())))
+
+
+def _decided(kind: str) -> dict[str, Any]:
     if GenericFakeChatModel is None:
         return {"messages": [{"type": "tool", "content": kind, "name": "send_email", "tool_call_id": TOOL_CALL_ID}]}
     return {"messages": [ToolMessage(content=kind, name="send_email", tool_call_id=TOOL_CALL_ID)]}
@@ -106,16 +137,22 @@ def answer(state: MessagesState) -> dict[str, Any]:
     return {"messages": [model.invoke(state["messages"])]}
 
 
-chat_hitl = (
-    StateGraph(MessagesState)
-    .add_node("propose", propose)
-    .add_node("review", review)
-    .add_node("answer", answer)
-    .add_edge(START, "propose")
-    .add_edge("propose", "review")
-    .add_edge("review", "answer")
-    .add_edge("answer", END)
-    .compile(name="chat_hitl")
-)
+def _build(name: str, review_node: Any) -> Any:
+    return (
+        StateGraph(MessagesState)
+        .add_node("propose", propose)
+        .add_node("review", review_node)
+        .add_node("answer", answer)
+        .add_edge(START, "propose")
+        .add_edge("propose", "review")
+        .add_edge("review", "answer")
+        .add_edge("answer", END)
+        .compile(name=name)
+    )
 
-__all__ = ["chat_hitl", "decision_type", "review_request"]
+
+chat_hitl = _build("chat_hitl", review)
+chat_hitl_inbox = _build("chat_hitl_inbox", review_inbox)
+"""The same graph with the older agent-inbox interrupt shape (for released agent-chat-ui)."""
+
+__all__ = ["chat_hitl", "chat_hitl_inbox", "decision_type", "inbox_request", "review_request"]
