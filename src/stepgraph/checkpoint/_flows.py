@@ -19,8 +19,8 @@ from stepgraph.checkpoint._codec import (
     SaverCodec,
     WriteRow,
 )
-from stepgraph.checkpoint._sql import Dialect
-from stepgraph.checkpoint.base import CheckpointTuple, SaverError
+from stepgraph.checkpoint._sql import Dialect, SqlSchema
+from stepgraph.checkpoint.base import CheckpointTuple
 
 __all__ = ["Op", "adrive", "aexecute", "drive", "execute"]
 
@@ -77,7 +77,7 @@ async def aexecute(cursor: Any, op: Op) -> list[tuple[Any, ...]] | None:
 
 
 # --- flows -------------------------------------------------------------------------------
-def migrate(d: Dialect) -> Flow[int]:
+def migrate(d: SqlSchema) -> Flow[int]:
     """Apply the migrations not yet recorded; returns the schema version."""
     if d.lock_sql:  # before any DDL: concurrent CREATE ... IF NOT EXISTS can still collide
         yield Op(d.lock_sql)
@@ -85,12 +85,7 @@ def migrate(d: Dialect) -> Flow[int]:
     done = {row[0] for row in (yield Op(d.select_migrations))}
     latest = len(d.migrations) - 1
     if done and max(done) > latest:
-        raise SaverError(
-            f"The database has checkpoint schema v{max(done)}, newer than this stepgraph "
-            f"knows (v{latest}).",
-            code="SG413",
-            hint="upgrade stepgraph, or point it at another database",
-        )
+        raise d.newer_schema_error(max(done), latest)
     for version, statements in enumerate(d.migrations):
         if version in done:
             continue

@@ -67,22 +67,49 @@ _SAME_CHANNEL = (
 )
 
 
-class Dialect:
-    """Renders the shared SQL for one database."""
+class SqlSchema:
+    """One database's rendering of a versioned schema: placeholders and migrations.
+
+    Shared by the savers (``Dialect``) and the stores (``StoreSQL``); ``migrate`` in
+    ``_flows.py`` applies whatever a subclass lists.
+    """
+
+    migrations_table = ""
+    """Table recording the applied migration versions."""
 
     def __init__(
-        self, name: str, *, placeholder: str, ddl: dict[str, str], lock_sql: str | None
+        self, name: str, *, placeholder: str, ddl: dict[str, str], lock_sql: str | None,
+        migrations: Sequence[Sequence[str]],
     ) -> None:
         self.name = name
         self.placeholder = placeholder
         self.lock_sql = lock_sql
         """Statement that serializes concurrent migrations (SQLite: ``BEGIN IMMEDIATE`` does)."""
-        self.migrations = tuple(tuple(s.format(**ddl) for s in m) for m in MIGRATIONS)
-        self.create_migrations = (
-            "CREATE TABLE IF NOT EXISTS sg_checkpoint_migrations (v INTEGER PRIMARY KEY)"
-        )
-        self.select_migrations = "SELECT v FROM sg_checkpoint_migrations"
-        self.insert_migration = self.q("INSERT INTO sg_checkpoint_migrations (v) VALUES (?)")
+        self.migrations = tuple(tuple(s.format(**ddl) for s in m) for m in migrations)
+        table = self.migrations_table
+        self.create_migrations = f"CREATE TABLE IF NOT EXISTS {table} (v INTEGER PRIMARY KEY)"
+        self.select_migrations = f"SELECT v FROM {table}"
+        self.insert_migration = self.q(f"INSERT INTO {table} (v) VALUES (?)")
+
+    def q(self, sql: str) -> str:
+        """``sql`` with this dialect's placeholders."""
+        return sql if self.placeholder == "?" else sql.replace("?", self.placeholder)
+
+    def newer_schema_error(self, found: int, latest: int) -> Exception:
+        """The error for a database whose schema is newer than this code knows."""
+        raise NotImplementedError
+
+
+class Dialect(SqlSchema):
+    """Renders the shared SQL for one database."""
+
+    migrations_table = "sg_checkpoint_migrations"
+
+    def __init__(
+        self, name: str, *, placeholder: str, ddl: dict[str, str], lock_sql: str | None
+    ) -> None:
+        super().__init__(name, placeholder=placeholder, ddl=ddl, lock_sql=lock_sql,
+                         migrations=MIGRATIONS)
         self.upsert_checkpoint = self.q(
             f"INSERT INTO sg_checkpoints ({_CHECKPOINT_COLS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
             "ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id) DO UPDATE SET "
@@ -132,9 +159,15 @@ class Dialect:
             for table in ("sg_checkpoint_writes", "sg_checkpoint_blobs", "sg_checkpoints")
         )
 
-    def q(self, sql: str) -> str:
-        """``sql`` with this dialect's placeholders."""
-        return sql if self.placeholder == "?" else sql.replace("?", self.placeholder)
+    def newer_schema_error(self, found: int, latest: int) -> Exception:
+        from stepgraph.checkpoint.base import SaverError
+
+        return SaverError(
+            f"The database has checkpoint schema v{found}, newer than this stepgraph "
+            f"knows (v{latest}).",
+            code="SG413",
+            hint="upgrade stepgraph, or point it at another database",
+        )
 
     def _keys_table(self, width: int) -> str:
         """A query yielding the rows of a key list passed as parameters (see ``keys``)."""

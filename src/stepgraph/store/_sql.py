@@ -17,7 +17,8 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from stepgraph.checkpoint._flows import Flow, Op
+from stepgraph.checkpoint._flows import Flow, Op, migrate
+from stepgraph.checkpoint._sql import SqlSchema
 from stepgraph.store._core import BatchPlan
 from stepgraph.store._embed import Vector, pack, unpack
 from stepgraph.store._query import Record, list_namespaces, literal_prefix, matches, rank
@@ -86,22 +87,16 @@ def decode_row(row: Sequence[Any]) -> Record:
     return Record(decode_ns(prefix), key, json.loads(value), created, updated, expires, ttl, seq)
 
 
-class StoreSQL:
+class StoreSQL(SqlSchema):
     """Renders the store's SQL for one database."""
+
+    migrations_table = "sg_store_migrations"
 
     def __init__(
         self, name: str, *, placeholder: str, ddl: dict[str, str], lock_sql: str | None
     ) -> None:
-        self.name = name
-        self.placeholder = placeholder
-        self.lock_sql = lock_sql
-        """Statement that serializes concurrent migrations (SQLite: ``BEGIN IMMEDIATE`` does)."""
-        self.migrations = tuple(tuple(s.format(**ddl) for s in m) for m in MIGRATIONS)
-        self.create_migrations = (
-            "CREATE TABLE IF NOT EXISTS sg_store_migrations (v INTEGER PRIMARY KEY)"
-        )
-        self.select_migrations = "SELECT v FROM sg_store_migrations"
-        self.insert_migration = self.q("INSERT INTO sg_store_migrations (v) VALUES (?)")
+        super().__init__(name, placeholder=placeholder, ddl=ddl, lock_sql=lock_sql,
+                         migrations=MIGRATIONS)
         self.select_live = f"SELECT {_COLS} FROM sg_store WHERE {_LIVE}"
         self.select_item = self.q(f"{self.select_live} AND {_KEY}")
         self.select_vectors = "SELECT prefix, key, embedding FROM sg_store_vectors WHERE 1 = 1"
@@ -128,9 +123,13 @@ class StoreSQL:
         )
         self.sweep_items = self.q("DELETE FROM sg_store WHERE expires_at <= ? RETURNING seq")
 
-    def q(self, sql: str) -> str:
-        """``sql`` with this dialect's placeholders."""
-        return sql if self.placeholder == "?" else sql.replace("?", self.placeholder)
+    def newer_schema_error(self, found: int, latest: int) -> Exception:
+        return StoreError(
+            f"The database has store schema v{found}, newer than this stepgraph knows "
+            f"(v{latest}).",
+            code="SG438",
+            hint="upgrade stepgraph, or point the store at another database",
+        )
 
     def under(self, sql: str, prefix: Sequence[str], *params: Any) -> tuple[str, list[Any]]:
         """``sql`` (ending in a WHERE clause) narrowed to namespaces starting with ``prefix``."""
@@ -160,28 +159,6 @@ POSTGRES = StoreSQL(
 
 
 # --- flows ---------------------------------------------------------------------------------
-def migrate(d: StoreSQL) -> Flow[int]:
-    """Apply the migrations not yet recorded; returns the schema version."""
-    if d.lock_sql:
-        yield Op(d.lock_sql)
-    yield Op(d.create_migrations, kind="exec")
-    done = {row[0] for row in (yield Op(d.select_migrations))}
-    latest = len(d.migrations) - 1
-    if done and max(done) > latest:
-        raise StoreError(
-            f"The database has store schema v{max(done)}, newer than this stepgraph knows "
-            f"(v{latest}).",
-            code="SG438",
-            hint="upgrade stepgraph, or point the store at another database",
-        )
-    for version, statements in enumerate(d.migrations):
-        if version not in done:
-            for statement in statements:
-                yield Op(statement, kind="exec")
-            yield Op(d.insert_migration, (version,), kind="exec")
-    return latest
-
-
 def _search(d: StoreSQL, op: SearchOp, query: Vector | None, now: int) -> Flow[list]:
     """One page of ``op``: SQL narrows by namespace and liveness, Python does the rest."""
     offset, limit = max(op.offset, 0), max(op.limit, 0)

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import asyncio
 
-from stepgraph.checkpoint._flows import Flow, R
+from stepgraph.checkpoint._flows import Flow, R, migrate
 from stepgraph.store._core import BatchPlan, PlannedStore
-from stepgraph.store._sql import StoreSQL, migrate, run_plan
+from stepgraph.store._sql import StoreSQL, run_plan
 from stepgraph.store.base import IndexConfig, Result, TTLConfig
 
 __all__ = ["SqlStore"]
