@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from stepgraph.checkpoint._concat import MSGPACK, encodes_plain_arrays, join_arrays
+from stepgraph.checkpoint._pieces import join as join_pieces
 from stepgraph.checkpoint.base import (
     ChannelVersions,
     Checkpoint,
@@ -49,6 +50,10 @@ __all__ = ["BlobRow", "CheckpointRow", "ListQuery", "PutPlan", "SaverCodec", "Wr
 
 EMPTY = "empty"
 """Blob type of a channel version that holds no value."""
+PIECED = "msgpack+pieces"
+"""Type of msgpack bytes whose large list elements were moved to the pieces table."""
+PieceLookup = Callable[[bytes], bytes | None]
+"""Reads a piece by its digest."""
 
 BlobKey = tuple[str, str, str, str]
 """``(thread_id, checkpoint_ns, channel, version)``."""
@@ -283,25 +288,67 @@ class SaverCodec:
         metadata: dict[str, Any],
         lookup: Callable[[BlobKey], Blob | None],
         writes: Sequence[WriteRow],
+        *,
+        inline: Mapping[str, Any] | None = None,
+        piece: PieceLookup | None = None,
     ) -> CheckpointTuple:
-        """A ``CheckpointTuple`` from a row, its decoded parts, a blob lookup and its writes."""
+        """A ``CheckpointTuple`` from a row, its decoded parts, a blob lookup and its writes.
+
+        ``inline`` holds values stored in the checkpoint row itself (channel -> typed bytes),
+        ``piece`` reads the pieces referenced by split values (see ``_pieces``).
+        """
         thread_id, ns, checkpoint_id, parent_id = row[0], row[1], row[2], row[3]
         values = checkpoint["channel_values"]
         for channel, version in checkpoint["channel_versions"].items():
-            value = self._resolve(lookup, (thread_id, ns, channel, str(version)))
+            if inline and channel in inline:
+                values[channel] = self.loads_inline(inline[channel], piece)
+                continue
+            value = self._resolve(lookup, (thread_id, ns, channel, str(version)), piece)
             if value is not MISSING:
                 values[channel] = value
-        loads = self.serde.loads_typed
         ordered = sorted(writes, key=lambda w: (w[8], w[3], w[4]))
         return CheckpointTuple(
             config=checkpoint_config(thread_id, ns, checkpoint_id),
             checkpoint=checkpoint,
             metadata=metadata,  # type: ignore[arg-type]
             parent_config=checkpoint_config(thread_id, ns, parent_id) if parent_id else None,
-            pending_writes=[(w[3], w[5], loads((w[6], w[7]))) for w in ordered],
+            pending_writes=[
+                (w[3], w[5], self.loads((w[6], w[7]), piece, w[2])) for w in ordered
+            ],
         )
 
-    def _resolve(self, lookup: Callable[[BlobKey], Blob | None], key: BlobKey) -> Any:
+    def loads(self, typed: tuple[str, bytes], piece: PieceLookup | None, where: str = "") -> Any:
+        """Decode a stored ``(type, bytes)``, joining split values back first."""
+        if typed[0] == PIECED:
+            typed = (MSGPACK, self._join(typed[1], piece, where))
+        return self.serde.loads_typed(typed)
+
+    def loads_inline(self, stored: Any, piece: PieceLookup | None) -> Any:
+        """Decode a value stored inline in a checkpoint row (bytes: msgpack, else [type, bytes])."""
+        if type(stored) is bytes:
+            return self.serde.loads_typed((MSGPACK, stored))
+        return self.loads((stored[0], stored[1]), piece)
+
+    @staticmethod
+    def _join(skeleton: bytes, piece: PieceLookup | None, where: str) -> bytes:
+        try:
+            if piece is None:
+                raise KeyError(b"")
+            return join_pieces(skeleton, piece)
+        except KeyError as missing:
+            raise SaverError(
+                f"A stored value {where} references a piece that is missing "
+                f"({bytes(missing.args[0]).hex() or 'no piece store'}).",
+                code="SG415",
+                hint="the thread's rows were deleted or changed by another process; re-run it",
+            ) from None
+
+    def _resolve(
+        self,
+        lookup: Callable[[BlobKey], Blob | None],
+        key: BlobKey,
+        piece: PieceLookup | None = None,
+    ) -> Any:
         parts: list[tuple[str, bytes]] = []
         while True:
             blob = lookup(key)
@@ -317,6 +364,8 @@ class SaverCodec:
             typ, data, base = blob
             if typ == EMPTY:
                 return MISSING
+            if typ == PIECED:
+                typ, data = MSGPACK, self._join(data, piece, f"in channel {key[2]!r}")
             parts.append((typ, data))
             if base is None:
                 break

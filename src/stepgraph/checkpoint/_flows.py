@@ -12,13 +12,8 @@ from collections import defaultdict
 from collections.abc import Awaitable, Callable, Generator, Sequence
 from typing import Any, Literal, NamedTuple, TypeVar
 
-from stepgraph.checkpoint._codec import (
-    CheckpointRow,
-    ListQuery,
-    PutPlan,
-    SaverCodec,
-    WriteRow,
-)
+from stepgraph.checkpoint._codec import ListQuery, WriteRow
+from stepgraph.checkpoint._compact import CompactCodec, CompactPlan, CompactRow, PieceRow
 from stepgraph.checkpoint._sql import Dialect, SqlSchema
 from stepgraph.checkpoint.base import CheckpointTuple
 
@@ -95,15 +90,21 @@ def migrate(d: SqlSchema) -> Flow[int]:
     return latest
 
 
-def put(d: Dialect, plan: PutPlan) -> Flow[None]:
-    """Store a checkpoint row and its blobs."""
+def put(d: Dialect, plan: CompactPlan) -> Flow[None]:
+    """Store a checkpoint row, its blobs and the pieces they reference."""
+    if plan.piece_rows:
+        yield Op(d.insert_pieces, plan.piece_rows, kind="many")
     if plan.blob_rows:
         yield Op(d.insert_blobs, plan.blob_rows, kind="many")
     yield Op(d.upsert_checkpoint, plan.checkpoint_row, kind="exec")
 
 
-def put_writes(d: Dialect, regular: list[WriteRow], special: list[WriteRow]) -> Flow[None]:
+def put_writes(
+    d: Dialect, regular: list[WriteRow], special: list[WriteRow], pieces: list[PieceRow]
+) -> Flow[None]:
     """Store a task's writes: regular ones keep an existing row, special ones replace it."""
+    if pieces:
+        yield Op(d.insert_pieces, pieces, kind="many")
     if regular:
         yield Op(d.insert_writes, regular, kind="many")
     if special:
@@ -117,7 +118,7 @@ def delete_thread(d: Dialect, thread_id: str) -> Flow[None]:
 
 
 def get_tuple(
-    d: Dialect, codec: SaverCodec, thread_id: str, ns: str, checkpoint_id: str | None
+    d: Dialect, codec: CompactCodec, thread_id: str, ns: str, checkpoint_id: str | None
 ) -> Flow[CheckpointTuple | None]:
     """The named checkpoint, or the latest of the thread/namespace."""
     if checkpoint_id is None:
@@ -130,7 +131,7 @@ def get_tuple(
     return found[0]
 
 
-def list_checkpoints(d: Dialect, codec: SaverCodec, q: ListQuery) -> Flow[list[CheckpointTuple]]:
+def list_checkpoints(d: Dialect, codec: CompactCodec, q: ListQuery) -> Flow[list[CheckpointTuple]]:
     """Checkpoints matching ``q``, newest first."""
     sql, params = d.list_query(q)
     rows = yield Op(sql, params)
@@ -150,29 +151,53 @@ def list_checkpoints(d: Dialect, codec: SaverCodec, q: ListQuery) -> Flow[list[C
     return (yield from _load(d, codec, rows, metadata))
 
 
+_PIECES_PER_QUERY = 500
+
+
 def _load(
     d: Dialect,
-    codec: SaverCodec,
-    rows: Sequence[CheckpointRow],
+    codec: CompactCodec,
+    rows: Sequence[CompactRow],
     metadata: list[dict[str, Any]] | None,
 ) -> Flow[list[CheckpointTuple]]:
-    """Tuples for checkpoint rows: one query for all blobs (delta chains included), one for writes."""
-    checkpoints = [codec.load_checkpoint(row) for row in rows]
+    """Tuples for checkpoint rows: the parents diff rows need, then all blobs (delta chains
+    included), the writes, and the pieces split values reference, one query each."""
+    want = codec.needs_chain(rows)
+    ancestors = (yield Op(d.select_chains, d.keys(want, 3))) if want else []
+    decoded = codec.load_checkpoints(rows, ancestors)
     if metadata is None:
-        metadata = [codec.load_metadata(row) for row in rows]
+        metadata = [codec.load_metadata(row) for row in rows]  # type: ignore[arg-type]
     keys = {
         (row[0], row[1], channel, str(version))
-        for row, cp in zip(rows, checkpoints, strict=True)
+        for row, (cp, inline) in zip(rows, decoded, strict=True)
         for channel, version in cp["channel_versions"].items()
+        if channel not in inline
     }
     blobs = {}
     if keys:
         for b in (yield Op(d.select_blobs, d.keys(list(keys), 4))):
             blobs[(b[0], b[1], b[2], b[3])] = (b[4], b[5], b[6])
     writes: defaultdict[tuple[str, str, str], list[WriteRow]] = defaultdict(list)
-    for w in (yield Op(d.select_writes, d.keys([row[:3] for row in rows], 3))):
+    all_writes = yield Op(d.select_writes, d.keys([row[:3] for row in rows], 3))
+    for w in all_writes:
         writes[(w[0], w[1], w[2])].append(w)
+    pieces, missing = codec.piece_refs([inline for _, inline in decoded], blobs, all_writes)
+    if missing:
+        for tid in sorted({row[0] for row in rows}):  # pieces are stored per thread
+            for i in range(0, len(missing), _PIECES_PER_QUERY):
+                chunk = missing[i : i + _PIECES_PER_QUERY]
+                found = yield Op(d.select_pieces(len(chunk)), d.piece_params(tid, chunk))
+                pieces.update((bytes(k), bytes(v)) for k, v in found)
+                codec.fetched_pieces(found)
     return [
-        codec.load_tuple(row, cp, md, blobs.get, writes.get((row[0], row[1], row[2]), ()))
-        for row, cp, md in zip(rows, checkpoints, metadata, strict=True)
+        codec.load_tuple(
+            row,  # type: ignore[arg-type]
+            cp,
+            md,
+            blobs.get,
+            writes.get((row[0], row[1], row[2]), ()),
+            inline=inline,
+            piece=pieces.get,
+        )
+        for row, (cp, inline), md in zip(rows, decoded, metadata, strict=True)
     ]

@@ -50,12 +50,23 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             task_path TEXT NOT NULL DEFAULT '',
             PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id, task_id, idx)){rowid}""",
     ),
+    (  # v1: diff rows and content-addressed pieces (see ``_compact``)
+        "ALTER TABLE sg_checkpoints ADD COLUMN kind INTEGER NOT NULL DEFAULT 0",
+        # A table in insertion order plus an index: rows keyed by a random digest would
+        # leave SQLite's pages a third empty.
+        """CREATE TABLE IF NOT EXISTS sg_checkpoint_pieces (
+            thread_id TEXT NOT NULL,
+            digest {blob} NOT NULL,
+            data {blob} NOT NULL)""",
+        """CREATE UNIQUE INDEX IF NOT EXISTS sg_checkpoint_pieces_digest
+            ON sg_checkpoint_pieces (thread_id, digest)""",
+    ),
 )
 """Schema versions; migration ``v`` runs once and is recorded in ``sg_checkpoint_migrations``."""
 
 _CHECKPOINT_COLS = (
     "thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, "
-    "type, checkpoint, metadata_type, metadata"
+    "type, checkpoint, metadata_type, metadata, kind"
 )
 _BLOB_COLS = "thread_id, checkpoint_ns, channel, version, type, blob, base_version, anchor"
 _WRITE_COLS = (
@@ -111,11 +122,15 @@ class Dialect(SqlSchema):
         super().__init__(name, placeholder=placeholder, ddl=ddl, lock_sql=lock_sql,
                          migrations=MIGRATIONS)
         self.upsert_checkpoint = self.q(
-            f"INSERT INTO sg_checkpoints ({_CHECKPOINT_COLS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
+            f"INSERT INTO sg_checkpoints ({_CHECKPOINT_COLS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
             "ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id) DO UPDATE SET "
             "parent_checkpoint_id = excluded.parent_checkpoint_id, type = excluded.type, "
             "checkpoint = excluded.checkpoint, metadata_type = excluded.metadata_type, "
-            "metadata = excluded.metadata"
+            "metadata = excluded.metadata, kind = excluded.kind"
+        )
+        self.insert_pieces = self.q(
+            "INSERT INTO sg_checkpoint_pieces (thread_id, digest, data) VALUES (?, ?, ?) "
+            "ON CONFLICT DO NOTHING"
         )
         self.insert_blobs = self.q(
             f"INSERT INTO sg_checkpoint_blobs ({_BLOB_COLS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
@@ -154,9 +169,24 @@ class Dialect(SqlSchema):
             + " FROM want k JOIN sg_checkpoint_writes w ON w.thread_id = k.thread_id "
             "AND w.checkpoint_ns = k.checkpoint_ns AND w.checkpoint_id = k.checkpoint_id"
         )
+        # Diff rows with the chains of parents they need, up to each chain's full row.
+        cols = ", ".join(f"c.{c.strip()}" for c in _CHECKPOINT_COLS.split(","))
+        same = "c.thread_id = {0}.thread_id AND c.checkpoint_ns = {0}.checkpoint_ns"
+        self.select_chains = self.q(
+            "WITH RECURSIVE want(thread_id, checkpoint_ns, checkpoint_id) AS ("
+            + self._keys_table(3)
+            + f"), chain AS (SELECT {cols} FROM want w JOIN sg_checkpoints c ON "
+            + same.format("w")
+            + " AND c.checkpoint_id = w.checkpoint_id "
+            f"UNION ALL SELECT {cols} FROM chain p JOIN sg_checkpoints c ON "
+            + same.format("p")
+            + " AND c.checkpoint_id = p.parent_checkpoint_id WHERE p.kind = 1) "
+            f"SELECT {_CHECKPOINT_COLS} FROM chain"
+        )
         self.delete_thread = tuple(
             self.q(f"DELETE FROM {table} WHERE thread_id = ?")
-            for table in ("sg_checkpoint_writes", "sg_checkpoint_blobs", "sg_checkpoints")
+            for table in ("sg_checkpoint_writes", "sg_checkpoint_blobs", "sg_checkpoints",
+                          "sg_checkpoint_pieces")
         )
 
     def newer_schema_error(self, found: int, latest: int) -> Exception:
@@ -175,6 +205,20 @@ class Dialect(SqlSchema):
             cols = ", ".join(f"json_extract(value, '$[{i}]')" for i in range(width))
             return f"SELECT {cols} FROM json_each(?)"
         return "SELECT * FROM unnest(" + ", ".join(["?::text[]"] * width) + ")"
+
+    def select_pieces(self, count: int) -> str:
+        """Pieces of one thread by digest: ``(thread_id, *digests)`` (sqlite) or
+        ``(thread_id, [digests])`` (postgres)."""
+        head = "SELECT digest, data FROM sg_checkpoint_pieces WHERE thread_id = ? AND digest "
+        if self.name == "sqlite":
+            return head + "IN (" + ", ".join(["?"] * count) + ")"
+        return self.q(head + "= ANY(?)")
+
+    def piece_params(self, thread_id: str, digests: Sequence[bytes]) -> tuple[Any, ...]:
+        """Parameters of ``select_pieces(len(digests))``."""
+        if self.name == "sqlite":
+            return (thread_id, *digests)
+        return (thread_id, list(digests))
 
     def keys(self, rows: Sequence[Sequence[str]], width: int) -> tuple[Any, ...]:
         """Parameters of ``_keys_table(width)`` for ``rows``."""

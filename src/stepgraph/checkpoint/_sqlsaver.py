@@ -12,7 +12,8 @@ from collections.abc import AsyncIterator, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from stepgraph.checkpoint import _flows as flows
-from stepgraph.checkpoint._codec import ListQuery, SaverCodec
+from stepgraph.checkpoint._codec import ListQuery
+from stepgraph.checkpoint._compact import CompactCodec
 from stepgraph.checkpoint._flows import Flow, R
 from stepgraph.checkpoint._sql import Dialect
 from stepgraph.checkpoint.base import (
@@ -43,7 +44,7 @@ class SqlSaver(BaseCheckpointSaver[str]):
 
     def __init__(self, *, serde: SerializerProtocol | None = None) -> None:
         super().__init__(serde=serde)
-        self._codec = SaverCodec(self.serde)
+        self._codec = CompactCodec(self.serde)
         self._ready = False
 
     # --- I/O, provided by subclasses ----------------------------------------------------
@@ -111,9 +112,10 @@ class SqlSaver(BaseCheckpointSaver[str]):
         task_path: str = "",
     ) -> None:
         """Store a task's writes in one transaction (first regular write per idx wins)."""
-        rows = self._codec.plan_writes(config, writes, task_id, task_path)
-        if rows[0] or rows[1]:
-            self._run(flows.put_writes(self.dialect, *rows), True)
+        regular, special, pieces = self._codec.plan_write_rows(config, writes, task_id, task_path)
+        if regular or special:
+            self._run(flows.put_writes(self.dialect, regular, special, pieces), True)
+            self._codec.written(pieces)
 
     def delete_thread(self, thread_id: str) -> None:
         """Delete every checkpoint, blob and write of ``thread_id``."""
@@ -164,9 +166,10 @@ class SqlSaver(BaseCheckpointSaver[str]):
         task_path: str = "",
     ) -> None:
         """Async ``put_writes``."""
-        rows = self._codec.plan_writes(config, writes, task_id, task_path)
-        if rows[0] or rows[1]:
-            await self._arun(flows.put_writes(self.dialect, *rows), True)
+        regular, special, pieces = self._codec.plan_write_rows(config, writes, task_id, task_path)
+        if regular or special:
+            await self._arun(flows.put_writes(self.dialect, regular, special, pieces), True)
+            self._codec.written(pieces)
 
     async def adelete_thread(self, thread_id: str) -> None:
         """Async ``delete_thread``."""

@@ -1,0 +1,382 @@
+"""The SQL savers' row format: diff rows, inline small values, content-addressed pieces.
+
+``CompactCodec`` extends ``SaverCodec`` (list deltas) with three things that keep a long
+conversation's storage close to the size of its messages:
+
+- **Diff rows.** A checkpoint row holds the packed checkpoint (``_packing``), or, when its
+  parent is the last row this process stored for the thread, only the difference from the
+  parent (``kind = DIFF``). Every ``CHAIN_MAX``-th row of a chain is full, so a read patches at
+  most that many rows; it follows ``parent_checkpoint_id`` (one recursive query) unless the
+  parent's packed form is still in memory.
+- **Inline values.** A channel value that encodes to at most ``INLINE_MAX`` bytes and is not a
+  list lives in the row (under ``iv``) instead of in a blob row of its own; channels without
+  a value get no row at all.
+- **Pieces.** Large list elements of stored values and writes (messages, say) are stored once
+  per thread and referenced by digest (``_pieces``), so a message in the input, in its task's
+  pending write, in a list delta and in list snapshots takes its bytes only once.
+
+Whether a value is inline is a function of the value alone, so a full row written with no
+parent in memory re-derives the inline values from ``channel_values`` and agrees with the rows
+written before it. All memory here (row tips, packed rows, pieces) is a cache or a hint: a
+miss costs a full row or a query, never a wrong read.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from stepgraph.checkpoint import _packing, _pieces
+from stepgraph.checkpoint._codec import (
+    PIECED,
+    BlobRow,
+    PutPlan,
+    SaverCodec,
+    WriteRow,
+)
+from stepgraph.checkpoint._concat import MSGPACK
+from stepgraph.checkpoint.base import (
+    ChannelVersions,
+    Checkpoint,
+    RunnableConfig,
+    checkpoint_config,
+    get_checkpoint_metadata,
+    thread_target,
+)
+from stepgraph.constants import MISSING
+
+if TYPE_CHECKING:
+    from stepgraph.checkpoint.serde.base import SerializerProtocol
+
+__all__ = ["FULL", "DIFF", "CompactCodec", "CompactPlan", "CompactRow", "PieceRow"]
+
+FULL, DIFF = 0, 1
+"""``kind`` of a checkpoint row: a whole packed checkpoint, or a diff from its parent."""
+CHAIN_MAX = 16
+"""Rows per diff chain (the first is full)."""
+INLINE_MAX = 48
+"""Values (not lists) encoding to at most this many bytes are stored in the checkpoint row."""
+
+CompactRow = tuple[str, str, str, str | None, str, bytes, str, bytes, int]
+"""``CheckpointRow + (kind,)``."""
+PieceRow = tuple[str, bytes, bytes]
+"""``(thread_id, digest, bytes)``."""
+RowKey = tuple[str, str, str]
+"""``(thread_id, checkpoint_ns, checkpoint_id)``."""
+
+
+@dataclass(slots=True)
+class _RowTip:
+    """The last checkpoint row stored for one (thread, ns)."""
+
+    checkpoint_id: str
+    packed: dict[str, Any]
+    versions: dict[str, Any]
+    inline: dict[str, Any]
+    depth: int
+
+
+@dataclass(slots=True)
+class CompactPlan(PutPlan):
+    """A ``PutPlan`` whose row is a ``CompactRow``, with the pieces it references."""
+
+    piece_rows: list[PieceRow] = field(default_factory=list)
+    row_tip: tuple[tuple[str, str], _RowTip] | None = None
+
+    def commit(self) -> None:
+        """Remember the stored lists and row as bases; call once the rows are durable."""
+        codec = self.codec
+        assert isinstance(codec, CompactCodec)
+        codec._remember(self.tips)
+        if self.row_tip is not None:
+            codec._remember_row(*self.row_tip)
+        codec._cache_pieces((digest, data) for _, digest, data in self.piece_rows)
+
+
+class _Lru:
+    """A small thread-safe LRU map bounded by a cost per entry."""
+
+    def __init__(self, budget: int) -> None:
+        self.budget = budget
+        self.spent = 0
+        self.items: OrderedDict[Any, tuple[Any, int]] = OrderedDict()
+        self.lock = threading.Lock()
+
+    def get(self, key: Any) -> Any:
+        with self.lock:
+            found = self.items.get(key)
+            if found is None:
+                return None
+            self.items.move_to_end(key)
+            return found[0]
+
+    def put(self, key: Any, value: Any, cost: int) -> None:
+        with self.lock:
+            old = self.items.pop(key, None)
+            if old is not None:
+                self.spent -= old[1]
+            self.items[key] = (value, cost)
+            self.spent += cost
+            while self.spent > self.budget and self.items:
+                self.spent -= self.items.popitem(last=False)[1][1]
+
+    def drop(self, match: Callable[[Any], bool]) -> None:
+        with self.lock:
+            for key in [k for k in self.items if match(k)]:
+                self.spent -= self.items.pop(key)[1]
+
+
+class CompactCodec(SaverCodec):
+    """``SaverCodec`` plus diff rows, inline values and pieces (see the module docstring)."""
+
+    def __init__(self, serde: SerializerProtocol, **options: Any) -> None:
+        super().__init__(serde, **options)
+        self._rows: OrderedDict[tuple[str, str], _RowTip] = OrderedDict()
+        self._packed = _Lru(4096)  # RowKey -> packed dict (cost 1 each)
+        self._pieces = _Lru(32 << 20)  # digest -> bytes (cost: size)
+
+    # --- writing ------------------------------------------------------------------------
+    def plan_put(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: Mapping[str, Any],
+        new_versions: ChannelVersions,
+    ) -> CompactPlan:
+        """Rows for ``put``: the (diff) checkpoint row, blob rows and the pieces they use."""
+        thread_id, ns, parent_id = thread_target(config)
+        stored = dict(checkpoint)
+        values = stored.pop("channel_values", None) or {}
+        versions = stored.get("channel_versions") or {}
+        with self._lock:
+            tip = self._rows.get((thread_id, ns))
+        warm = tip is not None and parent_id is not None and tip.checkpoint_id == parent_id
+        pieces: dict[bytes, bytes] = {}
+        inline, blob_rows, lists = self._inline_values(
+            (thread_id, ns), values, versions, new_versions, tip if warm else None, pieces
+        )
+        list_rows, tips = self._encode_blobs(thread_id, ns, values, lists)
+        blob_rows.extend(self._split_blob(row, pieces) for row in list_rows)
+        packed = _packing.pack(stored, inline, tip.packed["n"] if warm and tip else None)
+        if warm and tip is not None and tip.depth + 1 < CHAIN_MAX:
+            kind, depth, payload = DIFF, tip.depth + 1, _packing.diff(tip.packed, packed)
+        else:
+            kind, depth, payload = FULL, 0, packed
+        ctype, cdata = self.serde.dumps_typed(payload)
+        mtype, mdata = self.serde.dumps_typed(get_checkpoint_metadata(config, metadata))
+        checkpoint_id = checkpoint["id"]
+        row: CompactRow = (thread_id, ns, checkpoint_id, parent_id, ctype, cdata, mtype, mdata,
+                           kind)  # fmt: skip
+        return CompactPlan(
+            checkpoint_config(thread_id, ns, checkpoint_id),
+            row,  # type: ignore[arg-type]
+            blob_rows,
+            tips,
+            self,
+            piece_rows=[(thread_id, digest, data) for digest, data in pieces.items()],
+            row_tip=(
+                (thread_id, ns), _RowTip(checkpoint_id, packed, dict(versions), inline, depth)
+            ),
+        )
+
+    def _inline_values(
+        self,
+        key: tuple[str, str],
+        values: Mapping[str, Any],
+        versions: Mapping[str, Any],
+        new_versions: ChannelVersions,
+        parent: _RowTip | None,
+        pieces: dict[bytes, bytes],
+    ) -> tuple[dict[str, Any], list[BlobRow], dict[str, Any]]:
+        """``(inline values of the row, blob rows of other values, new list versions)``."""
+        inline: dict[str, Any] = {}
+        rows: list[BlobRow] = []
+        lists: dict[str, Any] = {}
+        base_versions = parent.versions if parent is not None else {}
+        base_inline = parent.inline if parent is not None else {}
+        for channel, version in versions.items():
+            new = channel in new_versions
+            if not new and channel in base_versions and base_versions[channel] == version:
+                if channel in base_inline:
+                    inline[channel] = base_inline[channel]
+                continue  # unchanged since the parent: stored where the parent has it
+            value = values.get(channel, MISSING)
+            if value is MISSING:
+                continue  # no value: nothing to store
+            if type(value) is list:
+                if new:
+                    lists[channel] = new_versions[channel]
+                continue
+            if not new and isinstance(value, str | bytes) and len(value) > INLINE_MAX:
+                continue  # cannot be inline, so its blob row exists
+            typ, data = self._split(*self.serde.dumps_typed(value), pieces)
+            if len(data) <= INLINE_MAX:
+                inline[channel] = data if typ == MSGPACK else [typ, data]
+            elif new:
+                v = str(new_versions[channel])
+                rows.append((*key, channel, v, typ, data, None, v))
+        for channel, version in new_versions.items():
+            if channel not in versions and type(values.get(channel)) is list:
+                lists[channel] = version
+        return inline, rows, lists
+
+    def _split_blob(self, row: BlobRow, pieces: dict[bytes, bytes]) -> BlobRow:
+        typ, data = self._split(row[4], row[5], pieces)
+        return (*row[:4], typ, data, *row[6:])  # type: ignore[return-value]
+
+    def _split(self, typ: str, data: bytes, pieces: dict[bytes, bytes]) -> tuple[str, bytes]:
+        if typ != MSGPACK or not self._plain_arrays or len(data) < _pieces.MIN_PIECE:
+            return typ, data
+        split = _pieces.split(data)
+        if split is None:
+            return typ, data
+        pieces.update(split[1])
+        return PIECED, split[0]
+
+    def plan_write_rows(
+        self,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> tuple[list[WriteRow], list[WriteRow], list[PieceRow]]:
+        """``(regular, special, pieces)``: ``plan_writes`` with large elements split off."""
+        regular, special = self.plan_writes(config, writes, task_id, task_path)
+        pieces: dict[bytes, bytes] = {}
+        split = [
+            [(*w[:6], *self._split(w[6], w[7], pieces), w[8]) for w in rows]
+            for rows in (regular, special)
+        ]
+        thread_id = str(config["configurable"]["thread_id"])
+        piece_rows = [(thread_id, digest, data) for digest, data in pieces.items()]
+        return split[0], split[1], piece_rows  # type: ignore[return-value]
+
+    def written(self, piece_rows: Sequence[PieceRow]) -> None:
+        """Writes were stored: their pieces may be served from memory."""
+        self._cache_pieces((digest, data) for _, digest, data in piece_rows)
+
+    def _remember_row(self, key: tuple[str, str], tip: _RowTip) -> None:
+        with self._lock:
+            self._rows[key] = tip
+            self._rows.move_to_end(key)
+            while len(self._rows) > self.max_tips:
+                self._rows.popitem(last=False)
+        self._packed.put((*key, tip.checkpoint_id), tip.packed, 1)
+
+    def _cache_pieces(self, pieces: Any) -> None:
+        for digest, data in pieces:
+            self._pieces.put(digest, data, len(data) + 64)
+
+    def forget_thread(self, thread_id: str) -> None:
+        """Drop what is remembered of a deleted thread."""
+        super().forget_thread(thread_id)
+        with self._lock:
+            for key in [k for k in self._rows if k[0] == thread_id]:
+                del self._rows[key]
+        self._packed.drop(lambda k: k[0] == thread_id)
+
+    # --- reading ------------------------------------------------------------------------
+    def needs_chain(self, rows: Sequence[CompactRow]) -> list[RowKey]:
+        """Parents to fetch (with their chains) before ``rows`` can be decoded."""
+        have = {(r[0], r[1], r[2]) for r in rows}
+        want: list[RowKey] = []
+        for r in rows:
+            if r[8] != DIFF:
+                continue
+            parent = (r[0], r[1], r[3] or "")
+            if parent not in have and self._packed.get(parent) is None:
+                want.append(parent)
+                have.add(parent)
+        return want
+
+    def load_checkpoints(
+        self, rows: Sequence[CompactRow], ancestors: Sequence[CompactRow]
+    ) -> list[tuple[Checkpoint, dict[str, Any]]]:
+        """``(checkpoint, inline values)`` per row, patching diffs along parent links."""
+        by_key = {(r[0], r[1], r[2]): r for r in (*ancestors, *rows)}
+        memo: dict[RowKey, dict[str, Any]] = {}
+
+        def packed_of(key: RowKey) -> dict[str, Any]:
+            chain: list[CompactRow] = []
+            base: dict[str, Any] | None = None
+            while True:
+                if key in memo:
+                    base = memo[key]
+                    break
+                cached = self._packed.get(key)
+                if cached is not None:
+                    base = cached
+                    break
+                row = by_key.get(key)
+                if row is None:
+                    raise self._broken_chain(key)
+                chain.append(row)
+                if row[8] != DIFF:
+                    break
+                key = (row[0], row[1], row[3] or "")
+            for row in reversed(chain):
+                payload = self.serde.loads_typed((row[4], row[5]))
+                base = payload if row[8] != DIFF else _packing.patch(base or {}, payload)
+                memo[(row[0], row[1], row[2])] = base
+                self._packed.put((row[0], row[1], row[2]), base, 1)
+            assert base is not None
+            return base
+
+        out: list[tuple[Checkpoint, dict[str, Any]]] = []
+        for r in rows:
+            if r[8] != DIFF:
+                payload = self.serde.loads_typed((r[4], r[5]))
+                if "channel_versions" in payload:  # a row of the first format: not packed
+                    payload["channel_values"] = {}
+                    out.append((payload, {}))
+                    continue
+            packed = packed_of((r[0], r[1], r[2]))
+            checkpoint, inline = _packing.unpack(packed, r[2])
+            checkpoint["channel_values"] = {}
+            out.append((checkpoint, inline))  # type: ignore[arg-type]
+        return out
+
+    def _broken_chain(self, key: RowKey) -> Exception:
+        from stepgraph.checkpoint.base import SaverError
+
+        return SaverError(
+            f"Checkpoint {key[2]!r} of thread {key[0]!r} is needed to read a later "
+            "checkpoint stored as a diff, but it is missing.",
+            code="SG416",
+            hint="the thread was changed by another process mid-run; re-run it",
+        )
+
+    def piece_refs(
+        self,
+        inline: Sequence[Mapping[str, Any]],
+        blobs: Mapping[Any, tuple[str, bytes, str | None]],
+        writes: Sequence[WriteRow],
+    ) -> tuple[dict[bytes, bytes], list[bytes]]:
+        """``(pieces known in memory, digests to fetch)`` for the split values read."""
+        digests: set[bytes] = set()
+        for values in inline:
+            for stored in values.values():
+                if type(stored) is list and stored[0] == PIECED:
+                    digests.update(_pieces.refs(stored[1]))
+        for typ, data, _ in blobs.values():
+            if typ == PIECED:
+                digests.update(_pieces.refs(data))
+        for w in writes:
+            if w[6] == PIECED:
+                digests.update(_pieces.refs(w[7]))
+        known: dict[bytes, bytes] = {}
+        missing: list[bytes] = []
+        for digest in digests:
+            data = self._pieces.get(digest)
+            if data is None:
+                missing.append(digest)
+            else:
+                known[digest] = data
+        return known, missing
+
+    def fetched_pieces(self, rows: Sequence[tuple[bytes, bytes]]) -> None:
+        """Pieces read from the database, for later reads."""
+        self._cache_pieces((bytes(digest), bytes(data)) for digest, data in rows)

@@ -1,0 +1,218 @@
+"""Compact checkpoint rows: packed versions and timestamps, and rows stored as diffs.
+
+A checkpoint row of a chat holds little that changes from one step to the next: a timestamp,
+two or three channel versions, one ``versions_seen`` entry. ``pack`` turns a checkpoint (its
+values stripped) into a plain dict with short keys, versions of stepgraph's
+``"%012d.%06x"`` form as one integer each, and an ISO timestamp as integer microseconds; any
+value that does not fit those forms is kept as it is, under a separate key, so ``unpack``
+restores the checkpoint exactly. ``diff`` writes only what changed against the parent's
+packed dict (each key: set, delete, or a nested diff) and ``patch`` applies it; a saver
+stores a full packed dict every few rows so a read applies a bounded number of diffs.
+
+Packed keys: ``v`` format version, ``n`` name table (channel and node names, referred to by
+index below, so a diff names a channel in one byte), ``ts``/``tr`` timestamp (micros / raw),
+``cv``/``cr`` channel versions (packed / raw), ``vs``/``vr`` versions seen (packed by node /
+raw), ``um``/``uc`` updated channels (bit mask over the sorted channel names / raw), ``iv``
+small channel values stored inline, ``x`` any other checkpoint key.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+__all__ = ["diff", "pack", "patch", "unpack"]
+
+_VERSION = re.compile(r"\d{12}\.[0-9a-f]{6}")
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_KNOWN = {"v", "id", "ts", "channel_versions", "versions_seen", "updated_channels",
+          "channel_values"}  # fmt: skip
+
+_SET, _DEL, _SUB = 0, 1, 2
+
+
+def _pack_version(v: Any) -> int | None:
+    if type(v) is str and len(v) == 19 and _VERSION.fullmatch(v):
+        return (int(v[:12]) << 24) | int(v[13:], 16)
+    return None
+
+
+def _unpack_version(n: int) -> str:
+    return f"{n >> 24:012d}.{n & 0xFFFFFF:06x}"
+
+
+class _Names:
+    """The row chain's name table: channel and node names as small integers."""
+
+    def __init__(self, names: list[str] | None) -> None:
+        self.names = list(names or ())
+        self.ids = {name: i for i, name in enumerate(self.names)}
+
+    def id(self, name: str) -> int:
+        found = self.ids.get(name)
+        if found is None:
+            found = self.ids[name] = len(self.names)
+            self.names.append(name)
+        return found
+
+
+def _pack_versions(
+    versions: dict[str, Any], names: _Names
+) -> tuple[dict[int, int], dict[str, Any]]:
+    packed: dict[int, int] = {}
+    raw: dict[str, Any] = {}
+    for key, v in versions.items():
+        n = _pack_version(v) if type(key) is str else None
+        if n is None:
+            raw[key] = v
+        else:
+            packed[names.id(key)] = n
+    return packed, raw
+
+
+def _pack_ts(ts: Any) -> int | None:
+    if type(ts) is not str:
+        return None
+    try:
+        when = datetime.fromisoformat(ts)
+    except ValueError:
+        return None
+    if when.utcoffset() != timedelta(0):
+        return None
+    micros = (when - _EPOCH) // timedelta(microseconds=1)
+    return micros if _unpack_ts(micros) == ts else None
+
+
+def _unpack_ts(micros: int) -> str:
+    return (_EPOCH + timedelta(microseconds=micros)).isoformat()
+
+
+def pack(
+    checkpoint: dict[str, Any], inline: dict[str, Any], names: list[str] | None = None
+) -> dict[str, Any]:
+    """The packed form of ``checkpoint`` (``id`` and ``channel_values`` left out).
+
+    ``names`` is the parent row's name table (``packed["n"]``): reusing it keeps a diff small.
+    """
+    table = _Names(names)
+    out: dict[str, Any] = {"v": checkpoint.get("v")}
+    ts = checkpoint.get("ts")
+    micros = _pack_ts(ts)
+    if micros is not None:
+        out["ts"] = micros
+    elif "ts" in checkpoint:
+        out["tr"] = ts
+    versions = checkpoint.get("channel_versions") or {}
+    out["cv"], raw = _pack_versions(versions, table)
+    if raw:
+        out["cr"] = raw
+    seen: dict[int, dict[int, int]] = {}
+    seen_raw: dict[str, dict[str, Any]] = {}
+    for node, by_channel in (checkpoint.get("versions_seen") or {}).items():
+        packed, raw = _pack_versions(by_channel, table)
+        if raw or type(node) is not str:
+            seen_raw[node] = {**raw, **{table.names[i]: _unpack_version(v)
+                                        for i, v in packed.items()}}  # fmt: skip
+        else:
+            seen[table.id(node)] = packed
+    out["vs"] = seen
+    if seen_raw:
+        out["vr"] = seen_raw
+    if "updated_channels" in checkpoint:
+        updated = checkpoint["updated_channels"]
+        mask = _mask(updated, versions)
+        if mask is None:
+            out["uc"] = updated
+        else:
+            out["um"] = mask
+    if inline:
+        out["iv"] = {table.id(channel): value for channel, value in inline.items()}
+    extra = {k: v for k, v in checkpoint.items() if k not in _KNOWN}
+    if extra:
+        out["x"] = extra
+    out["n"] = table.names
+    return out
+
+
+def _mask(updated: Any, versions: dict[str, Any]) -> bytes | None:
+    """``updated`` as a bit mask over the sorted channel names, when that restores it exactly."""
+    if type(updated) is not list:
+        return None
+    names = sorted(versions)
+    index = {name: i for i, name in enumerate(names)}
+    bits = 0
+    for name in updated:
+        i = index.get(name) if type(name) is str else None
+        if i is None:
+            return None
+        bits |= 1 << i
+    mask = bits.to_bytes((len(names) + 7) // 8, "little")
+    return mask if _unmask(mask, names) == updated else None
+
+
+def _unmask(mask: bytes, names: list[str]) -> list[str]:
+    bits = int.from_bytes(mask, "little")
+    return [name for i, name in enumerate(names) if bits >> i & 1]
+
+
+def unpack(packed: dict[str, Any], checkpoint_id: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``(checkpoint without channel_values, inline values by channel)`` from a packed dict."""
+    names: list[str] = packed.get("n", [])
+    cp: dict[str, Any] = {"v": packed.get("v"), "id": checkpoint_id}
+    if "ts" in packed:
+        cp["ts"] = _unpack_ts(packed["ts"])
+    elif "tr" in packed:
+        cp["ts"] = packed["tr"]
+    versions: dict[str, Any] = {names[i]: _unpack_version(n) for i, n in packed["cv"].items()}
+    versions.update(packed.get("cr", {}))
+    cp["channel_versions"] = versions
+    seen: dict[str, dict[str, Any]] = {
+        names[node]: {names[i]: _unpack_version(n) for i, n in by_channel.items()}
+        for node, by_channel in packed.get("vs", {}).items()
+    }
+    for node, raw in packed.get("vr", {}).items():
+        seen[node] = dict(raw)
+    cp["versions_seen"] = seen
+    if "um" in packed:
+        cp["updated_channels"] = _unmask(packed["um"], sorted(versions))
+    elif "uc" in packed:
+        cp["updated_channels"] = packed["uc"]
+    cp.update(packed.get("x", {}))
+    return cp, {names[i]: value for i, value in packed.get("iv", {}).items()}
+
+
+def _same(a: Any, b: Any) -> bool:
+    return type(a) is type(b) and a == b
+
+
+def diff(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
+    """What turns ``old`` into ``new``: ``{key: [0, value] | [1] | [2, nested diff]}``."""
+    out: dict[str, Any] = {}
+    for key, value in new.items():
+        if key in old:
+            before = old[key]
+            if _same(before, value):
+                continue
+            if type(before) is dict and type(value) is dict:
+                out[key] = [_SUB, diff(before, value)]
+                continue
+        out[key] = [_SET, value]
+    for key in old:
+        if key not in new:
+            out[key] = [_DEL]
+    return out
+
+
+def patch(old: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
+    """``old`` with ``changes`` (from ``diff``) applied; ``old`` is not modified."""
+    out = dict(old)
+    for key, change in changes.items():
+        op = change[0]
+        if op == _SET:
+            out[key] = change[1]
+        elif op == _DEL:
+            out.pop(key, None)
+        else:
+            out[key] = patch(out.get(key) or {}, change[1])
+    return out

@@ -1,0 +1,191 @@
+"""Content-addressed pieces: store each large list element of a msgpack value once per thread.
+
+A chat stores the same message several times: in the ``__start__`` input, in the pending
+write of the task that produced it, in the delta of the messages channel, and again in every
+snapshot of that list. ``split`` walks plain msgpack bytes (without decoding them) and
+replaces every array element of at least ``MIN_PIECE`` bytes, at any depth reached through
+arrays and maps, by an 18-byte reference (a msgpack ``fixext16`` of type ``REF_CODE``
+holding a 16-byte BLAKE2b digest of the element's bytes). The elements become rows of a
+pieces table keyed by ``(thread_id, digest)``, stored once however often they are referenced.
+``join`` puts the bytes back; the result is byte-for-byte the original encoding, so the
+serializer decodes it as before. Anything the walker does not expect makes ``split`` give up
+(the value is then stored whole): correctness never depends on splitting.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+
+__all__ = ["MIN_PIECE", "REF_CODE", "join", "refs", "split"]
+
+MIN_PIECE = 64
+"""Array elements smaller than this stay inline (a reference plus a row would not pay off)."""
+REF_CODE = 0x53
+"""msgpack extension type of a piece reference; the serializer never writes it."""
+_REF_HEAD = bytes((0xD8, REF_CODE))
+_REF_LEN = 18
+_MAX_DEPTH = 6
+
+
+class _Unsplittable(Exception):
+    """The bytes hold something the walker does not handle: store them whole."""
+
+
+def _digest(data: bytes | memoryview) -> bytes:
+    return hashlib.blake2b(data, digest_size=16).digest()
+
+
+def _header(buf: memoryview, pos: int) -> tuple[int, int, int]:
+    """``(kind, count_or_length, header_end)``: kind 0 scalar/opaque span, 1 array, 2 map."""
+    b = buf[pos]
+    if b <= 0x7F or b >= 0xE0 or b in (0xC0, 0xC2, 0xC3):
+        return 0, 0, pos + 1
+    if 0x80 <= b <= 0x8F:
+        return 2, b & 0x0F, pos + 1
+    if 0x90 <= b <= 0x9F:
+        return 1, b & 0x0F, pos + 1
+    if 0xA0 <= b <= 0xBF:
+        return 0, b & 0x1F, pos + 1
+    fixed = _FIXED.get(b)
+    if fixed is not None:
+        return 0, fixed, pos + 1
+    sized = _SIZED.get(b)
+    if sized is not None:
+        width, extra = sized
+        n = int.from_bytes(buf[pos + 1 : pos + 1 + width], "big")
+        return 0, n + extra, pos + 1 + width
+    if b in (0xDC, 0xDD):
+        width = 2 if b == 0xDC else 4
+        return 1, int.from_bytes(buf[pos + 1 : pos + 1 + width], "big"), pos + 1 + width
+    if b in (0xDE, 0xDF):
+        width = 2 if b == 0xDE else 4
+        return 2, int.from_bytes(buf[pos + 1 : pos + 1 + width], "big"), pos + 1 + width
+    raise _Unsplittable(f"byte 0x{b:02x}")
+
+
+# Scalars of a fixed payload size after the type byte (ints, floats, fixext incl. type byte).
+_FIXED = {0xCC: 1, 0xCD: 2, 0xCE: 4, 0xCF: 8, 0xD0: 1, 0xD1: 2, 0xD2: 4, 0xD3: 8,
+          0xCA: 4, 0xCB: 8, 0xD4: 2, 0xD5: 3, 0xD6: 5, 0xD7: 9, 0xD8: 17}  # fmt: skip
+# Length-prefixed payloads: (length width, extra bytes after the length: ext's type byte).
+_SIZED = {0xC4: (1, 0), 0xC5: (2, 0), 0xC6: (4, 0), 0xD9: (1, 0), 0xDA: (2, 0),
+          0xDB: (4, 0), 0xC7: (1, 1), 0xC8: (2, 1), 0xC9: (4, 1)}  # fmt: skip
+
+
+def _skip(buf: memoryview, pos: int) -> int:
+    """The end of the object starting at ``pos``."""
+    kind, n, pos = _header(buf, pos)
+    if kind == 0:
+        return pos + n
+    for _ in range(n if kind == 1 else 2 * n):
+        pos = _skip(buf, pos)
+    return pos
+
+
+def split(data: bytes) -> tuple[bytes, dict[bytes, bytes]] | None:
+    """``(skeleton, {digest: piece})``, or ``None`` when nothing was worth splitting."""
+    if len(data) < MIN_PIECE:
+        return None
+    buf = memoryview(data)
+    cuts: list[tuple[int, int, bytes]] = []
+    pieces: dict[bytes, bytes] = {}
+
+    def element(pos: int, end: int) -> bool:
+        if buf[pos] == 0xD8 and buf[pos + 1] == REF_CODE:
+            raise _Unsplittable("the value already holds a piece reference")
+        if end - pos < MIN_PIECE:
+            return False
+        piece = bytes(buf[pos:end])
+        key = _digest(piece)
+        pieces[key] = piece
+        cuts.append((pos, end, key))
+        return True
+
+    try:
+        if _scan(buf, 0, 0, element) != len(buf):
+            return None
+    except (_Unsplittable, IndexError, RecursionError, ValueError):
+        return None
+    if not pieces:
+        return None
+    out: list[bytes | memoryview] = []
+    last = 0
+    for pos, end, key in cuts:
+        out.append(buf[last:pos])
+        out.append(_REF_HEAD + key)
+        last = end
+    out.append(buf[last:])
+    return b"".join(out), pieces
+
+
+def _scan(buf: memoryview, pos: int, depth: int, element: Callable[[int, int], bool]) -> int:
+    """Walk the object at ``pos`` through arrays and maps; returns its end.
+
+    ``element(start, end)`` is called for every array element; when it returns True the
+    element is not walked into. ``split`` and ``join`` share this walk, so a reference is only
+    ever looked for where ``split`` could have put one.
+    """
+    kind, n, start = _header(buf, pos)
+    if kind == 0 or depth >= _MAX_DEPTH:
+        return _skip(buf, pos)
+    pos = start
+    if kind == 2:
+        for _ in range(n):
+            pos = _skip(buf, pos)
+            pos = _scan(buf, pos, depth + 1, element)
+        return pos
+    for _ in range(n):
+        end = _skip(buf, pos)
+        if not element(pos, end):
+            end = _scan(buf, pos, depth + 1, element)
+        pos = end
+    return pos
+
+
+def _ref_at(buf: memoryview, pos: int, end: int) -> bytes | None:
+    if end - pos == _REF_LEN and buf[pos] == 0xD8 and buf[pos + 1] == REF_CODE:
+        return bytes(buf[pos + 2 : end])
+    return None
+
+
+def refs(skeleton: bytes) -> list[bytes]:
+    """The digests a skeleton references, in order."""
+    buf = memoryview(skeleton)
+    found: list[bytes] = []
+
+    def element(pos: int, end: int) -> bool:
+        key = _ref_at(buf, pos, end)
+        if key is None:
+            return False
+        found.append(key)
+        return True
+
+    _scan(buf, 0, 0, element)
+    return found
+
+
+def join(skeleton: bytes, piece: Callable[[bytes], bytes | None]) -> bytes:
+    """The original bytes of ``skeleton``, reading each referenced piece with ``piece``.
+
+    Raises ``KeyError`` with the digest when ``piece`` does not know a referenced piece.
+    """
+    buf = memoryview(skeleton)
+    out: list[bytes | memoryview] = []
+    last = 0
+
+    def element(pos: int, end: int) -> bool:
+        nonlocal last
+        key = _ref_at(buf, pos, end)
+        if key is None:
+            return False
+        data = piece(key)
+        if data is None:
+            raise KeyError(key)
+        out.append(buf[last:pos])
+        out.append(data)
+        last = end
+        return True
+
+    _scan(buf, 0, 0, element)
+    out.append(buf[last:])
+    return b"".join(out)
