@@ -25,7 +25,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from stepgraph.checkpoint._concat import MSGPACK, encodes_plain_arrays, join_arrays
@@ -50,7 +50,7 @@ __all__ = ["BlobRow", "CheckpointRow", "ListQuery", "PutPlan", "SaverCodec", "Wr
 
 EMPTY = "empty"
 """Blob type of a channel version that holds no value."""
-PIECED = "msgpack+pieces"
+PIECED = "msgpack/p"
 """Type of msgpack bytes whose large list elements were moved to the pieces table."""
 PieceLookup = Callable[[bytes], bytes | None]
 """Reads a piece by its digest."""
@@ -132,6 +132,16 @@ class ListQuery:
             get_checkpoint_id(before),
             filter or None,
             limit,
+        )
+
+    def stored(self) -> ListQuery:
+        """This query with checkpoint ids in their stored form (``_ids.stored_id``)."""
+        from stepgraph.checkpoint._ids import stored_id
+
+        return replace(
+            self,
+            checkpoint_id=None if self.checkpoint_id is None else stored_id(self.checkpoint_id),
+            before_id=None if self.before_id is None else stored_id(self.before_id),
         )
 
     def matches(self, metadata: Mapping[str, Any]) -> bool:
@@ -324,9 +334,12 @@ class SaverCodec:
         return self.serde.loads_typed(typed)
 
     def loads_inline(self, stored: Any, piece: PieceLookup | None) -> Any:
-        """Decode a value stored inline in a checkpoint row (bytes: msgpack, else [type, bytes])."""
+        """Decode a value stored in a checkpoint row: ``bytes`` (msgpack), ``[bytes]`` (msgpack
+        with pieces split off) or ``[type, bytes]``."""
         if type(stored) is bytes:
             return self.serde.loads_typed((MSGPACK, stored))
+        if len(stored) == 1:
+            return self.loads((PIECED, stored[0]), piece)
         return self.loads((stored[0], stored[1]), piece)
 
     @staticmethod

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from stepgraph.checkpoint import _packing, _pieces
+from stepgraph.checkpoint._ids import loaded_id, stored_id
 from stepgraph.checkpoint._codec import (
     PIECED,
     BlobRow,
@@ -51,7 +52,7 @@ from stepgraph.constants import MISSING
 if TYPE_CHECKING:
     from stepgraph.checkpoint.serde.base import SerializerProtocol
 
-__all__ = ["FULL", "DIFF", "CompactCodec", "CompactPlan", "CompactRow", "PieceRow"]
+__all__ = ["DIFF", "FULL", "CompactCodec", "CompactPlan", "CompactRow", "PieceRow", "WritesPlan"]
 
 FULL, DIFF = 0, 1
 """``kind`` of a checkpoint row: a whole packed checkpoint, or a diff from its parent."""
@@ -68,6 +69,26 @@ RowKey = tuple[str, str, str]
 """``(thread_id, checkpoint_ns, checkpoint_id)``."""
 
 
+_PATH_PREFIXES = ("~__pregel_pull, ", "~__pregel_push, ")
+"""Task path prefixes stored as one control character (``\x01``, ``\x02``) in write rows."""
+
+
+def _short_path(path: str) -> str:
+    for code, prefix in enumerate(_PATH_PREFIXES, 1):
+        if path.startswith(prefix):
+            return chr(code) + path[len(prefix) :]
+    if path and path[0] <= chr(len(_PATH_PREFIXES)):
+        return "\x00" + path  # escaped: it starts with a code character itself
+    return path
+
+
+def _long_path(stored: str) -> str:
+    if not stored or stored[0] > chr(len(_PATH_PREFIXES)):
+        return stored
+    code = ord(stored[0])
+    return stored[1:] if code == 0 else _PATH_PREFIXES[code - 1] + stored[1:]
+
+
 @dataclass(slots=True)
 class _RowTip:
     """The last checkpoint row stored for one (thread, ns)."""
@@ -77,6 +98,21 @@ class _RowTip:
     versions: dict[str, Any]
     inline: dict[str, Any]
     depth: int
+
+
+MERGED = "writes:"
+"""Type prefix of a write row holding all regular writes of one ``put_writes`` call."""
+
+
+@dataclass(frozen=True, slots=True)
+class WritesPlan:
+    """The rows of one ``put_writes``: a task's regular writes are stored as ``merged`` (one
+    row) when the task has none stored yet, else as single rows that keep existing ones."""
+
+    regular: list[WriteRow]
+    special: list[WriteRow]
+    pieces: list[PieceRow]
+    merged: WriteRow | None
 
 
 @dataclass(slots=True)
@@ -168,8 +204,9 @@ class CompactCodec(SaverCodec):
         ctype, cdata = self.serde.dumps_typed(payload)
         mtype, mdata = self.serde.dumps_typed(get_checkpoint_metadata(config, metadata))
         checkpoint_id = checkpoint["id"]
-        row: CompactRow = (thread_id, ns, checkpoint_id, parent_id, ctype, cdata, mtype, mdata,
-                           kind)  # fmt: skip
+        row: CompactRow = (thread_id, ns, stored_id(checkpoint_id),
+                           None if parent_id is None else stored_id(parent_id),
+                           ctype, cdata, mtype, mdata, kind)  # fmt: skip
         return CompactPlan(
             checkpoint_config(thread_id, ns, checkpoint_id),
             row,  # type: ignore[arg-type]
@@ -214,7 +251,7 @@ class CompactCodec(SaverCodec):
                 continue  # cannot be inline, so its blob row exists
             typ, data = self._split(*self.serde.dumps_typed(value), pieces)
             if len(data) <= INLINE_MAX:
-                inline[channel] = data if typ == MSGPACK else [typ, data]
+                inline[channel] = data if typ == MSGPACK else [data] if typ == PIECED else [typ, data]
             elif new:
                 v = str(new_versions[channel])
                 rows.append((*key, channel, v, typ, data, None, v))
@@ -242,17 +279,42 @@ class CompactCodec(SaverCodec):
         writes: Sequence[tuple[str, Any]],
         task_id: str,
         task_path: str = "",
-    ) -> tuple[list[WriteRow], list[WriteRow], list[PieceRow]]:
-        """``(regular, special, pieces)``: ``plan_writes`` with large elements split off."""
+    ) -> WritesPlan:
+        """``plan_writes`` with ids and paths shortened, large elements split off, and the
+        regular writes also offered as one merged row (see ``WritesPlan``)."""
         regular, special = self.plan_writes(config, writes, task_id, task_path)
         pieces: dict[bytes, bytes] = {}
+        path = _short_path(task_path)
         split = [
-            [(*w[:6], *self._split(w[6], w[7], pieces), w[8]) for w in rows]
+            [(*w[:2], stored_id(w[2]), stored_id(w[3]), w[4], w[5],
+              *self._split(w[6], w[7], pieces), path) for w in rows]  # fmt: skip
             for rows in (regular, special)
         ]
+        merged: WriteRow | None = None
+        if len(regular) > 1:
+            first = split[0][0]
+            typ, data = self.serde.dumps_typed([[w[5], w[6], w[7]] for w in split[0]])
+            merged = (*first[:5], "", MERGED + typ, data, path)  # type: ignore[assignment]
         thread_id = str(config["configurable"]["thread_id"])
         piece_rows = [(thread_id, digest, data) for digest, data in pieces.items()]
-        return split[0], split[1], piece_rows  # type: ignore[return-value]
+        return WritesPlan(split[0], split[1], piece_rows, merged)
+
+    def expand_writes(self, rows: Sequence[WriteRow]) -> list[WriteRow]:
+        """Stored write rows with merged rows expanded; a merged row wins over single rows
+        for the same (task, idx), since it is only stored when the task had no writes."""
+        if not any(w[6].startswith(MERGED) for w in rows):
+            return list(rows)
+        out: list[WriteRow] = []
+        merged_keys: set[tuple[str, str, str, str, int]] = set()
+        for w in rows:
+            if w[6].startswith(MERGED):
+                items = self.serde.loads_typed((w[6][len(MERGED) :], w[7]))
+                for i, (channel, typ, data) in enumerate(items):
+                    out.append((*w[:4], w[4] + i, channel, typ, data, w[8]))
+                    merged_keys.add((w[0], w[1], w[2], w[3], w[4] + i))
+        out.extend(w for w in rows if not w[6].startswith(MERGED)
+                   and (w[0], w[1], w[2], w[3], w[4]) not in merged_keys)  # fmt: skip
+        return out
 
     def written(self, piece_rows: Sequence[PieceRow]) -> None:
         """Writes were stored: their pieces may be served from memory."""
@@ -264,7 +326,7 @@ class CompactCodec(SaverCodec):
             self._rows.move_to_end(key)
             while len(self._rows) > self.max_tips:
                 self._rows.popitem(last=False)
-        self._packed.put((*key, tip.checkpoint_id), tip.packed, 1)
+        self._packed.put((*key, stored_id(tip.checkpoint_id)), tip.packed, 1)
 
     def _cache_pieces(self, pieces: Any) -> None:
         for digest, data in pieces:
@@ -334,7 +396,7 @@ class CompactCodec(SaverCodec):
                     out.append((payload, {}))
                     continue
             packed = packed_of((r[0], r[1], r[2]))
-            checkpoint, inline = _packing.unpack(packed, r[2])
+            checkpoint, inline = _packing.unpack(packed, loaded_id(r[2]))
             checkpoint["channel_values"] = {}
             out.append((checkpoint, inline))  # type: ignore[arg-type]
         return out
@@ -359,8 +421,8 @@ class CompactCodec(SaverCodec):
         digests: set[bytes] = set()
         for values in inline:
             for stored in values.values():
-                if type(stored) is list and stored[0] == PIECED:
-                    digests.update(_pieces.refs(stored[1]))
+                if type(stored) is list and len(stored) == 1:
+                    digests.update(_pieces.refs(stored[0]))
         for typ, data, _ in blobs.values():
             if typ == PIECED:
                 digests.update(_pieces.refs(data))
@@ -376,6 +438,15 @@ class CompactCodec(SaverCodec):
             else:
                 known[digest] = data
         return known, missing
+
+    def load_tuple(  # type: ignore[override]
+        self, row: Any, checkpoint: Any, metadata: Any, lookup: Any, writes: Any, **kw: Any
+    ) -> Any:
+        """``SaverCodec.load_tuple`` with ids and task paths restored."""
+        row = (*row[:2], loaded_id(row[2]), row[3] and loaded_id(row[3]), *row[4:])
+        writes = [(*w[:2], loaded_id(w[2]), loaded_id(w[3]), *w[4:8], _long_path(w[8]))
+                  for w in writes]  # fmt: skip
+        return super().load_tuple(row, checkpoint, metadata, lookup, writes, **kw)
 
     def fetched_pieces(self, rows: Sequence[tuple[bytes, bytes]]) -> None:
         """Pieces read from the database, for later reads."""

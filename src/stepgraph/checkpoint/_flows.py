@@ -13,7 +13,8 @@ from collections.abc import Awaitable, Callable, Generator, Sequence
 from typing import Any, Literal, NamedTuple, TypeVar
 
 from stepgraph.checkpoint._codec import ListQuery, WriteRow
-from stepgraph.checkpoint._compact import CompactCodec, CompactPlan, CompactRow, PieceRow
+from stepgraph.checkpoint._ids import stored_id
+from stepgraph.checkpoint._compact import CompactCodec, CompactPlan, CompactRow, WritesPlan
 from stepgraph.checkpoint._sql import Dialect, SqlSchema
 from stepgraph.checkpoint.base import CheckpointTuple
 
@@ -99,16 +100,22 @@ def put(d: Dialect, plan: CompactPlan) -> Flow[None]:
     yield Op(d.upsert_checkpoint, plan.checkpoint_row, kind="exec")
 
 
-def put_writes(
-    d: Dialect, regular: list[WriteRow], special: list[WriteRow], pieces: list[PieceRow]
-) -> Flow[None]:
-    """Store a task's writes: regular ones keep an existing row, special ones replace it."""
-    if pieces:
-        yield Op(d.insert_pieces, pieces, kind="many")
+def put_writes(d: Dialect, plan: WritesPlan) -> Flow[None]:
+    """Store a task's writes: regular ones keep an existing row, special ones replace it.
+
+    A task's regular writes go in as one merged row when the task has none stored yet.
+    """
+    if plan.pieces:
+        yield Op(d.insert_pieces, plan.pieces, kind="many")
+    regular = plan.regular
+    if plan.merged is not None:
+        task = plan.merged
+        if not (yield Op(d.select_task_writes, (task[0], task[1], task[2], task[3]))):
+            regular = [plan.merged]
     if regular:
         yield Op(d.insert_writes, regular, kind="many")
-    if special:
-        yield Op(d.upsert_writes, special, kind="many")
+    if plan.special:
+        yield Op(d.upsert_writes, plan.special, kind="many")
 
 
 def delete_thread(d: Dialect, thread_id: str) -> Flow[None]:
@@ -124,7 +131,7 @@ def get_tuple(
     if checkpoint_id is None:
         rows = yield Op(d.select_latest, (thread_id, ns))
     else:
-        rows = yield Op(d.select_checkpoint, (thread_id, ns, checkpoint_id))
+        rows = yield Op(d.select_checkpoint, (thread_id, ns, stored_id(checkpoint_id)))
     if not rows:
         return None
     found = yield from _load(d, codec, rows, None)
@@ -133,7 +140,7 @@ def get_tuple(
 
 def list_checkpoints(d: Dialect, codec: CompactCodec, q: ListQuery) -> Flow[list[CheckpointTuple]]:
     """Checkpoints matching ``q``, newest first."""
-    sql, params = d.list_query(q)
+    sql, params = d.list_query(q.stored())
     rows = yield Op(sql, params)
     metadata = None
     if q.filter:
@@ -178,7 +185,9 @@ def _load(
         for b in (yield Op(d.select_blobs, d.keys(list(keys), 4))):
             blobs[(b[0], b[1], b[2], b[3])] = (b[4], b[5], b[6])
     writes: defaultdict[tuple[str, str, str], list[WriteRow]] = defaultdict(list)
-    all_writes = yield Op(d.select_writes, d.keys([row[:3] for row in rows], 3))
+    all_writes = codec.expand_writes(
+        (yield Op(d.select_writes, d.keys([row[:3] for row in rows], 3)))
+    )
     for w in all_writes:
         writes[(w[0], w[1], w[2])].append(w)
     pieces, missing = codec.piece_refs([inline for _, inline in decoded], blobs, all_writes)

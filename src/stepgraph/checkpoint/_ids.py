@@ -44,3 +44,44 @@ def uuid6(node: int | None = None, clock_seq: int | None = None) -> uuid.UUID:
         | (node & 0xFFFF_FFFF_FFFF)
     )
     return uuid.UUID(int=value)
+
+
+# --- stored form ------------------------------------------------------------------------
+# The SQL savers store canonical UUID strings (36 characters) as 23: "~" and the 128 bits in
+# 22 characters of an alphabet listed in ASCII order, so stored ids sort like the UUIDs and
+# every query comparing ids (latest, ``before``) works on the stored text unchanged. "~"
+# sorts after hex digits, so rows of the older 36-character form sort before newer rows.
+# Any other id is stored as it is, with a second "~" in front if it starts with "~".
+_ALPHABET = "-0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz"
+_INDEX = {c: i for i, c in enumerate(_ALPHABET)}
+_HEX = frozenset("0123456789abcdef")
+_DASHES = (8, 13, 18, 23)
+
+
+def _canonical(text: str) -> bool:
+    if len(text) != 36 or any(text[i] != "-" for i in _DASHES):
+        return False
+    return _HEX.issuperset(text.replace("-", ""))
+
+
+def stored_id(checkpoint_id: str) -> str:
+    """The form an id is stored in (see above); ``loaded_id`` reverses it."""
+    if _canonical(checkpoint_id):
+        n = int(checkpoint_id.replace("-", ""), 16)
+        return "~" + "".join(_ALPHABET[(n >> shift) & 63] for shift in range(126, -1, -6))
+    if checkpoint_id.startswith("~"):
+        return "~" + checkpoint_id
+    return checkpoint_id
+
+
+def loaded_id(stored: str) -> str:
+    """The id a stored id stands for."""
+    if not stored.startswith("~"):
+        return stored
+    if stored.startswith("~~") or len(stored) != 23:
+        return stored[1:]
+    n = 0
+    for c in stored[1:]:
+        n = (n << 6) | _INDEX[c]
+    h = f"{n:032x}"
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"

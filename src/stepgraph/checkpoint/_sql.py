@@ -145,6 +145,10 @@ class Dialect(SqlSchema):
             f"ON CONFLICT ({_WRITE_KEY}) DO UPDATE SET channel = excluded.channel, "
             "type = excluded.type, blob = excluded.blob, task_path = excluded.task_path"
         )
+        self.select_task_writes = self.q(
+            "SELECT 1 FROM sg_checkpoint_writes WHERE thread_id = ? AND checkpoint_ns = ? "
+            "AND checkpoint_id = ? AND task_id = ? AND idx >= 0 LIMIT 1"
+        )
         select = f"SELECT {_CHECKPOINT_COLS} FROM sg_checkpoints WHERE thread_id = ? AND checkpoint_ns = ?"
         self.select_latest = self.q(f"{select} ORDER BY checkpoint_id DESC LIMIT 1")
         self.select_checkpoint = self.q(f"{select} AND checkpoint_id = ?")

@@ -112,10 +112,10 @@ class SqlSaver(BaseCheckpointSaver[str]):
         task_path: str = "",
     ) -> None:
         """Store a task's writes in one transaction (first regular write per idx wins)."""
-        regular, special, pieces = self._codec.plan_write_rows(config, writes, task_id, task_path)
-        if regular or special:
-            self._run(flows.put_writes(self.dialect, regular, special, pieces), True)
-            self._codec.written(pieces)
+        plan = self._codec.plan_write_rows(config, writes, task_id, task_path)
+        if plan.regular or plan.special:
+            self._run(flows.put_writes(self.dialect, plan), True)
+            self._codec.written(plan.pieces)
 
     def delete_thread(self, thread_id: str) -> None:
         """Delete every checkpoint, blob and write of ``thread_id``."""
@@ -166,10 +166,10 @@ class SqlSaver(BaseCheckpointSaver[str]):
         task_path: str = "",
     ) -> None:
         """Async ``put_writes``."""
-        regular, special, pieces = self._codec.plan_write_rows(config, writes, task_id, task_path)
-        if regular or special:
-            await self._arun(flows.put_writes(self.dialect, regular, special, pieces), True)
-            self._codec.written(pieces)
+        plan = self._codec.plan_write_rows(config, writes, task_id, task_path)
+        if plan.regular or plan.special:
+            await self._arun(flows.put_writes(self.dialect, plan), True)
+            self._codec.written(plan.pieces)
 
     async def adelete_thread(self, thread_id: str) -> None:
         """Async ``delete_thread``."""
