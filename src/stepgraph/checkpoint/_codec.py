@@ -313,7 +313,8 @@ class SaverCodec:
             if inline and channel in inline:
                 values[channel] = self.loads_inline(inline[channel], piece)
                 continue
-            value = self._resolve(lookup, (thread_id, ns, channel, str(version)), piece)
+            key = (thread_id, ns, channel, self.blob_version(version))
+            value = self._resolve(lookup, key, piece)
             if value is not MISSING:
                 values[channel] = value
         ordered = sorted(writes, key=lambda w: (w[8], w[3], w[4]))
@@ -326,6 +327,10 @@ class SaverCodec:
                 (w[3], w[5], self.loads((w[6], w[7]), piece, w[2])) for w in ordered
             ],
         )
+
+    def blob_version(self, version: Any) -> str:
+        """The ``version`` of the blob row holding a channel at ``version``."""
+        return str(version)
 
     def loads(self, typed: tuple[str, bytes], piece: PieceLookup | None, where: str = "") -> Any:
         """Decode a stored ``(type, bytes)``, joining split values back first."""

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from stepgraph.checkpoint import _packing, _pieces
-from stepgraph.checkpoint._ids import loaded_id, stored_id
+from stepgraph.checkpoint._ids import loaded_id, stored_id, stored_version
 from stepgraph.checkpoint._codec import (
     PIECED,
     BlobRow,
@@ -65,6 +65,8 @@ CompactRow = tuple[str, str, str, str | None, str, bytes, str, bytes, int]
 """``CheckpointRow + (kind,)``."""
 PieceRow = tuple[str, bytes, bytes]
 """``(thread_id, digest, bytes)``."""
+Decoded = tuple[Checkpoint, dict[str, Any], dict[str, Any]]
+"""A read row: ``(checkpoint without values, inline values, metadata)``."""
 RowKey = tuple[str, str, str]
 """``(thread_id, checkpoint_ns, checkpoint_id)``."""
 
@@ -196,13 +198,14 @@ class CompactCodec(SaverCodec):
         )
         list_rows, tips = self._encode_blobs(thread_id, ns, values, lists)
         blob_rows.extend(self._split_blob(row, pieces) for row in list_rows)
-        packed = _packing.pack(stored, inline, tip.packed["n"] if warm and tip else None)
+        md = get_checkpoint_metadata(config, metadata)
+        packed = _packing.pack(stored, inline, md, tip.packed["n"] if warm and tip else None)
         if warm and tip is not None and tip.depth + 1 < CHAIN_MAX:
             kind, depth, payload = DIFF, tip.depth + 1, _packing.diff(tip.packed, packed)
         else:
             kind, depth, payload = FULL, 0, packed
         ctype, cdata = self.serde.dumps_typed(payload)
-        mtype, mdata = self.serde.dumps_typed(get_checkpoint_metadata(config, metadata))
+        mtype, mdata = "", b""  # the metadata is part of the packed row
         checkpoint_id = checkpoint["id"]
         row: CompactRow = (thread_id, ns, stored_id(checkpoint_id),
                            None if parent_id is None else stored_id(parent_id),
@@ -253,7 +256,7 @@ class CompactCodec(SaverCodec):
             if len(data) <= INLINE_MAX:
                 inline[channel] = data if typ == MSGPACK else [data] if typ == PIECED else [typ, data]
             elif new:
-                v = str(new_versions[channel])
+                v = stored_version(str(new_versions[channel]))
                 rows.append((*key, channel, v, typ, data, None, v))
         for channel, version in new_versions.items():
             if channel not in versions and type(values.get(channel)) is list:
@@ -261,8 +264,15 @@ class CompactCodec(SaverCodec):
         return inline, rows, lists
 
     def _split_blob(self, row: BlobRow, pieces: dict[bytes, bytes]) -> BlobRow:
+        """A list blob row with pieces split off and versions in their stored form."""
         typ, data = self._split(row[4], row[5], pieces)
-        return (*row[:4], typ, data, *row[6:])  # type: ignore[return-value]
+        base = row[6]
+        return (*row[:3], stored_version(row[3]), typ, data,
+                None if base is None else stored_version(base), stored_version(row[7]))  # fmt: skip
+
+    def blob_version(self, version: Any) -> str:
+        """Blob rows store versions in their short form (``_ids.stored_version``)."""
+        return stored_version(str(version))
 
     def _split(self, typ: str, data: bytes, pieces: dict[bytes, bytes]) -> tuple[str, bytes]:
         if typ != MSGPACK or not self._plain_arrays or len(data) < _pieces.MIN_PIECE:
@@ -356,8 +366,8 @@ class CompactCodec(SaverCodec):
 
     def load_checkpoints(
         self, rows: Sequence[CompactRow], ancestors: Sequence[CompactRow]
-    ) -> list[tuple[Checkpoint, dict[str, Any]]]:
-        """``(checkpoint, inline values)`` per row, patching diffs along parent links."""
+    ) -> list[Decoded]:
+        """``(checkpoint, inline values, metadata)`` per row, patching diffs along parents."""
         by_key = {(r[0], r[1], r[2]): r for r in (*ancestors, *rows)}
         memo: dict[RowKey, dict[str, Any]] = {}
 
@@ -387,18 +397,18 @@ class CompactCodec(SaverCodec):
             assert base is not None
             return base
 
-        out: list[tuple[Checkpoint, dict[str, Any]]] = []
+        out: list[Decoded] = []
         for r in rows:
             if r[8] != DIFF:
                 payload = self.serde.loads_typed((r[4], r[5]))
                 if "channel_versions" in payload:  # a row of the first format: not packed
                     payload["channel_values"] = {}
-                    out.append((payload, {}))
+                    out.append((payload, {}, self.load_metadata(r)))  # type: ignore[arg-type]
                     continue
             packed = packed_of((r[0], r[1], r[2]))
-            checkpoint, inline = _packing.unpack(packed, loaded_id(r[2]))
+            checkpoint, inline, md = _packing.unpack(packed, loaded_id(r[2]))
             checkpoint["channel_values"] = {}
-            out.append((checkpoint, inline))  # type: ignore[arg-type]
+            out.append((checkpoint, inline, md))  # type: ignore[arg-type]
         return out
 
     def _broken_chain(self, key: RowKey) -> Exception:

@@ -14,7 +14,13 @@ from typing import Any, Literal, NamedTuple, TypeVar
 
 from stepgraph.checkpoint._codec import ListQuery, WriteRow
 from stepgraph.checkpoint._ids import stored_id
-from stepgraph.checkpoint._compact import CompactCodec, CompactPlan, CompactRow, WritesPlan
+from stepgraph.checkpoint._compact import (
+    CompactCodec,
+    CompactPlan,
+    CompactRow,
+    Decoded,
+    WritesPlan,
+)
 from stepgraph.checkpoint._sql import Dialect, SqlSchema
 from stepgraph.checkpoint.base import CheckpointTuple
 
@@ -134,7 +140,7 @@ def get_tuple(
         rows = yield Op(d.select_checkpoint, (thread_id, ns, stored_id(checkpoint_id)))
     if not rows:
         return None
-    found = yield from _load(d, codec, rows, None)
+    found = yield from _load(d, codec, rows)
     return found[0]
 
 
@@ -142,41 +148,42 @@ def list_checkpoints(d: Dialect, codec: CompactCodec, q: ListQuery) -> Flow[list
     """Checkpoints matching ``q``, newest first."""
     sql, params = d.list_query(q.stored())
     rows = yield Op(sql, params)
-    metadata = None
-    if q.filter:
-        picked, metadata = [], []
-        for row in rows:
-            if q.limit is not None and len(picked) >= q.limit:
-                break
-            md = codec.load_metadata(row)
-            if q.matches(md):
-                picked.append(row)
-                metadata.append(md)
-        rows = picked
     if not rows:
         return []
-    return (yield from _load(d, codec, rows, metadata))
+    decoded = yield from _decode(d, codec, rows)
+    if q.filter:
+        picked = [(row, dec) for row, dec in zip(rows, decoded, strict=True) if q.matches(dec[2])]
+        if q.limit is not None:
+            picked = picked[: max(q.limit, 0)]
+        rows, decoded = [p[0] for p in picked], [p[1] for p in picked]
+    if not rows:
+        return []
+    return (yield from _load(d, codec, rows, decoded))
 
 
 _PIECES_PER_QUERY = 500
+
+
+def _decode(d: Dialect, codec: CompactCodec, rows: Sequence[CompactRow]) -> Flow[list[Decoded]]:
+    """Decode checkpoint rows, fetching the parents that diff rows need (one query)."""
+    want = codec.needs_chain(rows)
+    ancestors = (yield Op(d.select_chains, d.keys(want, 3))) if want else []
+    return codec.load_checkpoints(rows, ancestors)
 
 
 def _load(
     d: Dialect,
     codec: CompactCodec,
     rows: Sequence[CompactRow],
-    metadata: list[dict[str, Any]] | None,
+    decoded: list[Decoded] | None = None,
 ) -> Flow[list[CheckpointTuple]]:
     """Tuples for checkpoint rows: the parents diff rows need, then all blobs (delta chains
     included), the writes, and the pieces split values reference, one query each."""
-    want = codec.needs_chain(rows)
-    ancestors = (yield Op(d.select_chains, d.keys(want, 3))) if want else []
-    decoded = codec.load_checkpoints(rows, ancestors)
-    if metadata is None:
-        metadata = [codec.load_metadata(row) for row in rows]  # type: ignore[arg-type]
+    if decoded is None:
+        decoded = yield from _decode(d, codec, rows)
     keys = {
-        (row[0], row[1], channel, str(version))
-        for row, (cp, inline) in zip(rows, decoded, strict=True)
+        (row[0], row[1], channel, codec.blob_version(version))
+        for row, (cp, inline, _) in zip(rows, decoded, strict=True)
         for channel, version in cp["channel_versions"].items()
         if channel not in inline
     }
@@ -190,7 +197,7 @@ def _load(
     )
     for w in all_writes:
         writes[(w[0], w[1], w[2])].append(w)
-    pieces, missing = codec.piece_refs([inline for _, inline in decoded], blobs, all_writes)
+    pieces, missing = codec.piece_refs([dec[1] for dec in decoded], blobs, all_writes)
     if missing:
         for tid in sorted({row[0] for row in rows}):  # pieces are stored per thread
             for i in range(0, len(missing), _PIECES_PER_QUERY):
@@ -208,5 +215,5 @@ def _load(
             inline=inline,
             piece=pieces.get,
         )
-        for row, (cp, inline), md in zip(rows, decoded, metadata, strict=True)
+        for row, (cp, inline, md) in zip(rows, decoded, strict=True)
     ]

@@ -85,3 +85,19 @@ def loaded_id(stored: str) -> str:
         n = (n << 6) | _INDEX[c]
     h = f"{n:032x}"
     return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+
+
+def stored_version(version: str) -> str:
+    """The stored form of a channel version string: stepgraph's ``"%012d.%06x"`` versions
+    become ``"="`` and 11 characters of the same order-keeping alphabet; any other version is
+    kept, with a second ``"="`` in front if it starts with one."""
+    if len(version) == 19 and version[12] == "." and version[:12].isdigit():
+        try:
+            n = (int(version[:12]) << 24) | int(version[13:], 16)
+        except ValueError:
+            return version
+        if f"{n >> 24:012d}.{n & 0xFFFFFF:06x}" == version:
+            return "=" + "".join(_ALPHABET[(n >> shift) & 63] for shift in range(60, -1, -6))
+    if version.startswith("="):
+        return "=" + version
+    return version

@@ -13,7 +13,8 @@ Packed keys: ``v`` format version, ``n`` name table (channel and node names, ref
 index below, so a diff names a channel in one byte), ``ts``/``tr`` timestamp (micros / raw),
 ``cv``/``cr`` channel versions (packed / raw), ``vs``/``vr`` versions seen (packed by node /
 raw), ``um``/``uc`` updated channels (bit mask over the sorted channel names / raw), ``iv``
-small channel values stored inline, ``x`` any other checkpoint key.
+small channel values stored inline, ``md`` the checkpoint's metadata (its step and source
+change by a few bytes a row), ``x`` any other checkpoint key.
 """
 
 from __future__ import annotations
@@ -89,7 +90,10 @@ def _unpack_ts(micros: int) -> str:
 
 
 def pack(
-    checkpoint: dict[str, Any], inline: dict[str, Any], names: list[str] | None = None
+    checkpoint: dict[str, Any],
+    inline: dict[str, Any],
+    metadata: dict[str, Any],
+    names: list[str] | None = None,
 ) -> dict[str, Any]:
     """The packed form of ``checkpoint`` (``id`` and ``channel_values`` left out).
 
@@ -131,6 +135,7 @@ def pack(
     extra = {k: v for k, v in checkpoint.items() if k not in _KNOWN}
     if extra:
         out["x"] = extra
+    out["md"] = metadata
     out["n"] = table.names
     return out
 
@@ -156,8 +161,10 @@ def _unmask(mask: bytes, names: list[str]) -> list[str]:
     return [name for i, name in enumerate(names) if bits >> i & 1]
 
 
-def unpack(packed: dict[str, Any], checkpoint_id: str) -> tuple[dict[str, Any], dict[str, Any]]:
-    """``(checkpoint without channel_values, inline values by channel)`` from a packed dict."""
+def unpack(
+    packed: dict[str, Any], checkpoint_id: str
+) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+    """``(checkpoint without channel_values, inline values by channel, metadata)``."""
     names: list[str] = packed.get("n", [])
     cp: dict[str, Any] = {"v": packed.get("v"), "id": checkpoint_id}
     if "ts" in packed:
@@ -178,8 +185,18 @@ def unpack(packed: dict[str, Any], checkpoint_id: str) -> tuple[dict[str, Any], 
         cp["updated_channels"] = _unmask(packed["um"], sorted(versions))
     elif "uc" in packed:
         cp["updated_channels"] = packed["uc"]
-    cp.update(packed.get("x", {}))
-    return cp, {names[i]: value for i, value in packed.get("iv", {}).items()}
+    cp.update(_copy(packed.get("x", {})))
+    inline = {names[i]: value for i, value in packed.get("iv", {}).items()}
+    return cp, inline, _copy(packed.get("md", {}))
+
+
+def _copy(value: Any) -> Any:
+    """A copy of nested dicts and lists (packed dicts are cached and must not be shared)."""
+    if type(value) is dict:
+        return {k: _copy(v) for k, v in value.items()}
+    if type(value) is list:
+        return [_copy(v) for v in value]
+    return value
 
 
 def _same(a: Any, b: Any) -> bool:

@@ -4,8 +4,9 @@ A chat stores the same message several times: in the ``__start__`` input, in the
 write of the task that produced it, in the delta of the messages channel, and again in every
 snapshot of that list. ``split`` walks plain msgpack bytes (without decoding them) and
 replaces every array element of at least ``MIN_PIECE`` bytes, at any depth reached through
-arrays and maps, by an 18-byte reference (a msgpack ``fixext16`` of type ``REF_CODE``
-holding a 16-byte BLAKE2b digest of the element's bytes). The elements become rows of a
+arrays and maps, by a 15-byte reference (a msgpack ``ext8`` of type ``REF_CODE`` holding a
+12-byte BLAKE2b digest of the element's bytes: 96 bits, so even a thread of a billion pieces
+has a chance of a collision below 10^-11). The elements become rows of a
 pieces table keyed by ``(thread_id, digest)``, stored once however often they are referenced.
 ``join`` puts the bytes back; the result is byte-for-byte the original encoding, so the
 serializer decodes it as before. Anything the walker does not expect makes ``split`` give up
@@ -23,8 +24,9 @@ MIN_PIECE = 64
 """Array elements smaller than this stay inline (a reference plus a row would not pay off)."""
 REF_CODE = 0x53
 """msgpack extension type of a piece reference; the serializer never writes it."""
-_REF_HEAD = bytes((0xD8, REF_CODE))
-_REF_LEN = 18
+DIGEST_SIZE = 12
+_REF_HEAD = bytes((0xC7, DIGEST_SIZE, REF_CODE))
+_REF_LEN = len(_REF_HEAD) + DIGEST_SIZE
 _MAX_DEPTH = 6
 
 
@@ -33,7 +35,7 @@ class _Unsplittable(Exception):
 
 
 def _digest(data: bytes | memoryview) -> bytes:
-    return hashlib.blake2b(data, digest_size=16).digest()
+    return hashlib.blake2b(data, digest_size=DIGEST_SIZE).digest()
 
 
 def _header(buf: memoryview, pos: int) -> tuple[int, int, int]:
@@ -91,7 +93,7 @@ def split(data: bytes) -> tuple[bytes, dict[bytes, bytes]] | None:
     pieces: dict[bytes, bytes] = {}
 
     def element(pos: int, end: int) -> bool:
-        if buf[pos] == 0xD8 and buf[pos + 1] == REF_CODE:
+        if _ref_at(buf, pos, end) is not None:
             raise _Unsplittable("the value already holds a piece reference")
         if end - pos < MIN_PIECE:
             return False
@@ -143,8 +145,8 @@ def _scan(buf: memoryview, pos: int, depth: int, element: Callable[[int, int], b
 
 
 def _ref_at(buf: memoryview, pos: int, end: int) -> bytes | None:
-    if end - pos == _REF_LEN and buf[pos] == 0xD8 and buf[pos + 1] == REF_CODE:
-        return bytes(buf[pos + 2 : end])
+    if end - pos == _REF_LEN and buf[pos : pos + 3] == _REF_HEAD:
+        return bytes(buf[pos + 3 : end])
     return None
 
 
