@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from stepgraph.checkpoint._flows import Op
+from stepgraph.checkpoint._ids import stored_version
 from stepgraph.checkpoint.sqlite import SqliteSaver
 from stepgraph.testing.saver_conformance import next_checkpoint, thread_config
 
@@ -78,6 +79,6 @@ def test_failed_put_leaves_no_rows_and_no_delta_base(saver: Any, monkeypatch: An
         saver,
         "SELECT base_version FROM sg_checkpoint_blobs WHERE thread_id = ? AND version = ?",
         "t",
-        retry["channel_versions"]["m"],
+        stored_version(retry["channel_versions"]["m"]),
     )
-    assert base == first["channel_versions"]["m"]
+    assert base == stored_version(first["channel_versions"]["m"])

@@ -8,6 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from stepgraph.checkpoint.sqlite import SqliteSaver
 from stepgraph.testing.saver_conformance import next_checkpoint, thread_config
 
@@ -81,3 +83,49 @@ def test_two_processes_write_one_file(tmp_path: Path) -> None:
                 items = found.checkpoint["channel_values"]["items"]
                 assert items == [{"thread": f"p{k}", "i": i} for i in range(n - age)]
                 assert found.pending_writes == [(f"task-{n - age - 1}", "items", n - age - 1)]
+
+
+def _chat_file_bytes(tmp_path: Path, user_chars: int, ai_chars: int) -> tuple[int, int, Any]:
+    """Run a 500-turn MessagesState chat on a SQLite file; ``(file bytes, final list bytes)``."""
+    messages = pytest.importorskip("langchain_core.messages")
+    from stepgraph.graph import END, START, MessagesState, StateGraph
+
+    def assistant(state: MessagesState) -> dict[str, Any]:
+        n = len(state["messages"])
+        return {"messages": [messages.AIMessage(content=f"answer {n} " + "a" * ai_chars, id=f"a{n}")]}
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("assistant", assistant)
+    builder.add_edge(START, "assistant")
+    builder.add_edge("assistant", END)
+    path = tmp_path / f"chat-{user_chars}.db"
+    with SqliteSaver.from_conn_string(str(path)) as saver:
+        graph = builder.compile(checkpointer=saver)
+        config = {"configurable": {"thread_id": "chat"}}
+        for turn in range(TURNS):
+            question = messages.HumanMessage(content=f"question {turn} " + "q" * user_chars, id=f"u{turn}")
+            out = graph.invoke({"messages": [question]}, config)
+        final = len(saver.serde.dumps_typed(out["messages"])[1])
+        history = list(graph.get_state_history(config, limit=5))
+        saver.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    return os.path.getsize(path), final, (out, history)
+
+
+def test_500_turn_graph_chat_file_stays_within_3x_of_the_messages(tmp_path: Path) -> None:
+    """The whole SQLite file of a 500-turn chat (3 checkpoints, writes and messages a turn),
+    with replies of a few hundred characters, is at most 3x its final message list."""
+    file_bytes, final, (out, history) = _chat_file_bytes(tmp_path, 150, 450)
+    print(f"\n500-turn chat: file {file_bytes} B, final messages {final} B, "
+          f"{file_bytes / final:.2f}x")  # fmt: skip
+    assert len(out["messages"]) == 2 * TURNS
+    assert history[0].values["messages"] == out["messages"]
+    assert len(history[1].values["messages"]) == 2 * TURNS - 1
+    assert file_bytes <= 3 * final
+
+
+def test_500_turn_graph_chat_with_short_messages_stays_linear(tmp_path: Path) -> None:
+    """With short messages the fixed cost per checkpoint shows, but it stays linear (LangGraph's
+    saver stores ~760x the final list on this chat)."""
+    file_bytes, final, _ = _chat_file_bytes(tmp_path, 10, 40)
+    print(f"\nshort 500-turn chat: file {file_bytes} B, final {final} B, {file_bytes / final:.2f}x")
+    assert file_bytes <= 5 * final

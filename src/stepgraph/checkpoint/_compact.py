@@ -30,7 +30,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from stepgraph.checkpoint import _packing, _pieces
-from stepgraph.checkpoint._ids import loaded_id, stored_id, stored_version
 from stepgraph.checkpoint._codec import (
     PIECED,
     BlobRow,
@@ -39,6 +38,8 @@ from stepgraph.checkpoint._codec import (
     WriteRow,
 )
 from stepgraph.checkpoint._concat import MSGPACK
+from stepgraph.checkpoint._ids import loaded_id, stored_id, stored_version
+from stepgraph.checkpoint._squeeze import pack_piece, unpack_piece
 from stepgraph.checkpoint.base import (
     ChannelVersions,
     Checkpoint,
@@ -115,6 +116,7 @@ class WritesPlan:
     special: list[WriteRow]
     pieces: list[PieceRow]
     merged: WriteRow | None
+    raw_pieces: dict[bytes, bytes]
 
 
 @dataclass(slots=True)
@@ -122,6 +124,7 @@ class CompactPlan(PutPlan):
     """A ``PutPlan`` whose row is a ``CompactRow``, with the pieces it references."""
 
     piece_rows: list[PieceRow] = field(default_factory=list)
+    raw_pieces: dict[bytes, bytes] = field(default_factory=dict)
     row_tip: tuple[tuple[str, str], _RowTip] | None = None
 
     def commit(self) -> None:
@@ -131,7 +134,7 @@ class CompactPlan(PutPlan):
         codec._remember(self.tips)
         if self.row_tip is not None:
             codec._remember_row(*self.row_tip)
-        codec._cache_pieces((digest, data) for _, digest, data in self.piece_rows)
+        codec._cache_pieces(self.raw_pieces.items())
 
 
 class _Lru:
@@ -175,6 +178,7 @@ class CompactCodec(SaverCodec):
         self._rows: OrderedDict[tuple[str, str], _RowTip] = OrderedDict()
         self._packed = _Lru(4096)  # RowKey -> packed dict (cost 1 each)
         self._pieces = _Lru(32 << 20)  # digest -> bytes (cost: size)
+        self._stored_pieces = _Lru(4 << 20)  # digest -> stored (compressed) form
 
     # --- writing ------------------------------------------------------------------------
     def plan_put(
@@ -216,7 +220,8 @@ class CompactCodec(SaverCodec):
             blob_rows,
             tips,
             self,
-            piece_rows=[(thread_id, digest, data) for digest, data in pieces.items()],
+            piece_rows=self._piece_rows(thread_id, pieces),
+            raw_pieces=pieces,
             row_tip=(
                 (thread_id, ns), _RowTip(checkpoint_id, packed, dict(versions), inline, depth)
             ),
@@ -306,8 +311,8 @@ class CompactCodec(SaverCodec):
             typ, data = self.serde.dumps_typed([[w[5], w[6], w[7]] for w in split[0]])
             merged = (*first[:5], "", MERGED + typ, data, path)  # type: ignore[assignment]
         thread_id = str(config["configurable"]["thread_id"])
-        piece_rows = [(thread_id, digest, data) for digest, data in pieces.items()]
-        return WritesPlan(split[0], split[1], piece_rows, merged)
+        piece_rows = self._piece_rows(thread_id, pieces)
+        return WritesPlan(split[0], split[1], piece_rows, merged, pieces)
 
     def expand_writes(self, rows: Sequence[WriteRow]) -> list[WriteRow]:
         """Stored write rows with merged rows expanded; a merged row wins over single rows
@@ -326,9 +331,20 @@ class CompactCodec(SaverCodec):
                    and (w[0], w[1], w[2], w[3], w[4]) not in merged_keys)  # fmt: skip
         return out
 
-    def written(self, piece_rows: Sequence[PieceRow]) -> None:
+    def written(self, plan: WritesPlan) -> None:
         """Writes were stored: their pieces may be served from memory."""
-        self._cache_pieces((digest, data) for _, digest, data in piece_rows)
+        self._cache_pieces(plan.raw_pieces.items())
+
+    def _piece_rows(self, thread_id: str, pieces: Mapping[bytes, bytes]) -> list[PieceRow]:
+        """Rows of the pieces table (compressed once per piece, see ``_squeeze``)."""
+        rows: list[PieceRow] = []
+        for digest, raw in pieces.items():
+            stored = self._stored_pieces.get(digest)
+            if stored is None:
+                stored = pack_piece(raw)
+                self._stored_pieces.put(digest, stored, len(stored) + 64)
+            rows.append((thread_id, digest, stored))
+        return rows
 
     def _remember_row(self, key: tuple[str, str], tip: _RowTip) -> None:
         with self._lock:
@@ -458,6 +474,8 @@ class CompactCodec(SaverCodec):
                   for w in writes]  # fmt: skip
         return super().load_tuple(row, checkpoint, metadata, lookup, writes, **kw)
 
-    def fetched_pieces(self, rows: Sequence[tuple[bytes, bytes]]) -> None:
-        """Pieces read from the database, for later reads."""
-        self._cache_pieces((bytes(digest), bytes(data)) for digest, data in rows)
+    def fetched_pieces(self, rows: Sequence[tuple[bytes, bytes]]) -> dict[bytes, bytes]:
+        """Pieces read from the database (``(digest, stored)`` rows), kept for later reads."""
+        found = {bytes(digest): unpack_piece(bytes(stored)) for digest, stored in rows}
+        self._cache_pieces(found.items())
+        return found

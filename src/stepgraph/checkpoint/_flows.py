@@ -13,7 +13,6 @@ from collections.abc import Awaitable, Callable, Generator, Sequence
 from typing import Any, Literal, NamedTuple, TypeVar
 
 from stepgraph.checkpoint._codec import ListQuery, WriteRow
-from stepgraph.checkpoint._ids import stored_id
 from stepgraph.checkpoint._compact import (
     CompactCodec,
     CompactPlan,
@@ -21,6 +20,7 @@ from stepgraph.checkpoint._compact import (
     Decoded,
     WritesPlan,
 )
+from stepgraph.checkpoint._ids import stored_id
 from stepgraph.checkpoint._sql import Dialect, SqlSchema
 from stepgraph.checkpoint.base import CheckpointTuple
 
@@ -203,8 +203,7 @@ def _load(
             for i in range(0, len(missing), _PIECES_PER_QUERY):
                 chunk = missing[i : i + _PIECES_PER_QUERY]
                 found = yield Op(d.select_pieces(len(chunk)), d.piece_params(tid, chunk))
-                pieces.update((bytes(k), bytes(v)) for k, v in found)
-                codec.fetched_pieces(found)
+                pieces.update(codec.fetched_pieces(found))
     return [
         codec.load_tuple(
             row,  # type: ignore[arg-type]

@@ -115,7 +115,7 @@ class SqlSaver(BaseCheckpointSaver[str]):
         plan = self._codec.plan_write_rows(config, writes, task_id, task_path)
         if plan.regular or plan.special:
             self._run(flows.put_writes(self.dialect, plan), True)
-            self._codec.written(plan.pieces)
+            self._codec.written(plan)
 
     def delete_thread(self, thread_id: str) -> None:
         """Delete every checkpoint, blob and write of ``thread_id``."""
@@ -169,7 +169,7 @@ class SqlSaver(BaseCheckpointSaver[str]):
         plan = self._codec.plan_write_rows(config, writes, task_id, task_path)
         if plan.regular or plan.special:
             await self._arun(flows.put_writes(self.dialect, plan), True)
-            self._codec.written(plan.pieces)
+            self._codec.written(plan)
 
     async def adelete_thread(self, thread_id: str) -> None:
         """Async ``delete_thread``."""
