@@ -60,7 +60,7 @@ def test_setup_is_idempotent_and_refuses_newer_schemas(pg_dsn: str) -> None:
             t.start()
         for t in threads:
             t.join()
-        assert a.conn.execute("SELECT v FROM sg_checkpoint_migrations").fetchall() == [(0,), (1,)]
+        assert a.conn.execute("SELECT v FROM sg_checkpoint_migrations").fetchall() == [(0,), (1,), (2,)]
         a.conn.execute("INSERT INTO sg_checkpoint_migrations (v) VALUES (99)")
     with PostgresSaver.from_conn_string(pg_dsn) as c, pytest.raises(SaverError) as info:
         c.setup()

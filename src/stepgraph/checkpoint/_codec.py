@@ -301,13 +301,16 @@ class SaverCodec:
         *,
         inline: Mapping[str, Any] | None = None,
         piece: PieceLookup | None = None,
+        thread_name: str | None = None,
     ) -> CheckpointTuple:
         """A ``CheckpointTuple`` from a row, its decoded parts, a blob lookup and its writes.
 
         ``inline`` holds values stored in the checkpoint row itself (channel -> typed bytes),
-        ``piece`` reads the pieces referenced by split values (see ``_pieces``).
+        ``piece`` reads the pieces referenced by split values (see ``_pieces``),
+        ``thread_name`` is the thread id when rows store the thread under a key.
         """
         thread_id, ns, checkpoint_id, parent_id = row[0], row[1], row[2], row[3]
+        name = thread_name or thread_id
         values = checkpoint["channel_values"]
         for channel, version in checkpoint["channel_versions"].items():
             if inline and channel in inline:
@@ -319,10 +322,10 @@ class SaverCodec:
                 values[channel] = value
         ordered = sorted(writes, key=lambda w: (w[8], w[3], w[4]))
         return CheckpointTuple(
-            config=checkpoint_config(thread_id, ns, checkpoint_id),
+            config=checkpoint_config(name, ns, checkpoint_id),
             checkpoint=checkpoint,
             metadata=metadata,  # type: ignore[arg-type]
-            parent_config=checkpoint_config(thread_id, ns, parent_id) if parent_id else None,
+            parent_config=checkpoint_config(name, ns, parent_id) if parent_id else None,
             pending_writes=[
                 (w[3], w[5], self.loads((w[6], w[7]), piece, w[2])) for w in ordered
             ],

@@ -117,6 +117,7 @@ class WritesPlan:
     pieces: list[PieceRow]
     merged: WriteRow | None
     raw_pieces: dict[bytes, bytes]
+    thread_key: tuple[str, str] | None = None
 
 
 @dataclass(slots=True)
@@ -126,6 +127,8 @@ class CompactPlan(PutPlan):
     piece_rows: list[PieceRow] = field(default_factory=list)
     raw_pieces: dict[bytes, bytes] = field(default_factory=dict)
     row_tip: tuple[tuple[str, str], _RowTip] | None = None
+    thread_key: tuple[str, str] | None = None
+    """``(thread id, key)`` when the rows store the thread under a key."""
 
     def commit(self) -> None:
         """Remember the stored lists and row as bases; call once the rows are durable."""
@@ -135,6 +138,8 @@ class CompactPlan(PutPlan):
         if self.row_tip is not None:
             codec._remember_row(*self.row_tip)
         codec._cache_pieces(self.raw_pieces.items())
+        if self.thread_key is not None:
+            codec.thread_keys.put(*self.thread_key, 1)
 
 
 class _Lru:
@@ -179,6 +184,7 @@ class CompactCodec(SaverCodec):
         self._packed = _Lru(4096)  # RowKey -> packed dict (cost 1 each)
         self._pieces = _Lru(32 << 20)  # digest -> bytes (cost: size)
         self._stored_pieces = _Lru(4 << 20)  # digest -> stored (compressed) form
+        self.thread_keys = _Lru(100_000)  # thread id -> stored key (keys never change)
 
     # --- writing ------------------------------------------------------------------------
     def plan_put(
@@ -187,9 +193,14 @@ class CompactCodec(SaverCodec):
         checkpoint: Checkpoint,
         metadata: Mapping[str, Any],
         new_versions: ChannelVersions,
+        thread_key: str | None = None,
     ) -> CompactPlan:
-        """Rows for ``put``: the (diff) checkpoint row, blob rows and the pieces they use."""
-        thread_id, ns, parent_id = thread_target(config)
+        """Rows for ``put``: the (diff) checkpoint row, blob rows and the pieces they use.
+
+        ``thread_key`` is what rows store instead of a long thread id (``_flows.thread_key``).
+        """
+        thread_name, ns, parent_id = thread_target(config)
+        thread_id = thread_key or thread_name
         stored = dict(checkpoint)
         values = stored.pop("channel_values", None) or {}
         versions = stored.get("channel_versions") or {}
@@ -215,13 +226,14 @@ class CompactCodec(SaverCodec):
                            None if parent_id is None else stored_id(parent_id),
                            ctype, cdata, mtype, mdata, kind)  # fmt: skip
         return CompactPlan(
-            checkpoint_config(thread_id, ns, checkpoint_id),
+            checkpoint_config(thread_name, ns, checkpoint_id),
             row,  # type: ignore[arg-type]
             blob_rows,
             tips,
             self,
             piece_rows=self._piece_rows(thread_id, pieces),
             raw_pieces=pieces,
+            thread_key=None if thread_id == thread_name else (thread_name, thread_id),
             row_tip=(
                 (thread_id, ns), _RowTip(checkpoint_id, packed, dict(versions), inline, depth)
             ),
@@ -294,14 +306,16 @@ class CompactCodec(SaverCodec):
         writes: Sequence[tuple[str, Any]],
         task_id: str,
         task_path: str = "",
+        thread_key: str | None = None,
     ) -> WritesPlan:
         """``plan_writes`` with ids and paths shortened, large elements split off, and the
         regular writes also offered as one merged row (see ``WritesPlan``)."""
         regular, special = self.plan_writes(config, writes, task_id, task_path)
         pieces: dict[bytes, bytes] = {}
         path = _short_path(task_path)
+        thread_id = thread_key or str(config["configurable"]["thread_id"])
         split = [
-            [(*w[:2], stored_id(w[2]), stored_id(w[3]), w[4], w[5],
+            [(thread_id, w[1], stored_id(w[2]), stored_id(w[3]), w[4], w[5],
               *self._split(w[6], w[7], pieces), path) for w in rows]  # fmt: skip
             for rows in (regular, special)
         ]
@@ -310,9 +324,10 @@ class CompactCodec(SaverCodec):
             first = split[0][0]
             typ, data = self.serde.dumps_typed([[w[5], w[6], w[7]] for w in split[0]])
             merged = (*first[:5], "", MERGED + typ, data, path)  # type: ignore[assignment]
-        thread_id = str(config["configurable"]["thread_id"])
         piece_rows = self._piece_rows(thread_id, pieces)
-        return WritesPlan(split[0], split[1], piece_rows, merged, pieces)
+        name = str(config["configurable"]["thread_id"])
+        key = None if thread_id == name else (name, thread_id)
+        return WritesPlan(split[0], split[1], piece_rows, merged, pieces, key)
 
     def expand_writes(self, rows: Sequence[WriteRow]) -> list[WriteRow]:
         """Stored write rows with merged rows expanded; a merged row wins over single rows
@@ -332,8 +347,10 @@ class CompactCodec(SaverCodec):
         return out
 
     def written(self, plan: WritesPlan) -> None:
-        """Writes were stored: their pieces may be served from memory."""
+        """Writes were stored: their pieces (and thread key) may be served from memory."""
         self._cache_pieces(plan.raw_pieces.items())
+        if plan.thread_key is not None:
+            self.thread_keys.put(*plan.thread_key, 1)
 
     def _piece_rows(self, thread_id: str, pieces: Mapping[bytes, bytes]) -> list[PieceRow]:
         """Rows of the pieces table (compressed once per piece, see ``_squeeze``)."""

@@ -9,7 +9,8 @@ blobs) and ``put_writes`` are atomic.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Awaitable, Callable, Generator, Sequence
+from collections.abc import Awaitable, Callable, Generator, Mapping, Sequence
+from dataclasses import replace
 from typing import Any, Literal, NamedTuple, TypeVar
 
 from stepgraph.checkpoint._codec import ListQuery, WriteRow
@@ -21,8 +22,14 @@ from stepgraph.checkpoint._compact import (
     WritesPlan,
 )
 from stepgraph.checkpoint._ids import stored_id
-from stepgraph.checkpoint._sql import Dialect, SqlSchema
-from stepgraph.checkpoint.base import CheckpointTuple
+from stepgraph.checkpoint._sql import THREAD_KEY_AFTER, Dialect, SqlSchema
+from stepgraph.checkpoint.base import (
+    ChannelVersions,
+    Checkpoint,
+    CheckpointTuple,
+    RunnableConfig,
+    thread_target,
+)
 
 __all__ = ["Op", "adrive", "aexecute", "drive", "execute"]
 
@@ -97,20 +104,40 @@ def migrate(d: SqlSchema) -> Flow[int]:
     return latest
 
 
-def put(d: Dialect, plan: CompactPlan) -> Flow[None]:
-    """Store a checkpoint row, its blobs and the pieces they reference."""
+def put(
+    d: Dialect,
+    codec: CompactCodec,
+    config: RunnableConfig,
+    checkpoint: Checkpoint,
+    metadata: Mapping[str, Any],
+    new_versions: ChannelVersions,
+) -> Flow[CompactPlan]:
+    """Store a checkpoint row, its blobs and the pieces they reference; returns the plan,
+    to ``commit()`` once the transaction is."""
+    key = yield from _thread_key(d, codec, thread_target(config)[0], create=True)
+    plan = codec.plan_put(config, checkpoint, metadata, new_versions, thread_key=key)
     if plan.piece_rows:
         yield Op(d.insert_pieces, plan.piece_rows, kind="many")
     if plan.blob_rows:
         yield Op(d.insert_blobs, plan.blob_rows, kind="many")
     yield Op(d.upsert_checkpoint, plan.checkpoint_row, kind="exec")
+    return plan
 
 
-def put_writes(d: Dialect, plan: WritesPlan) -> Flow[None]:
+def put_writes(
+    d: Dialect,
+    codec: CompactCodec,
+    config: RunnableConfig,
+    writes: Sequence[tuple[str, Any]],
+    task_id: str,
+    task_path: str,
+) -> Flow[WritesPlan]:
     """Store a task's writes: regular ones keep an existing row, special ones replace it.
 
     A task's regular writes go in as one merged row when the task has none stored yet.
     """
+    key = yield from _thread_key(d, codec, thread_target(config)[0], create=True)
+    plan = codec.plan_write_rows(config, writes, task_id, task_path, thread_key=key)
     if plan.pieces:
         yield Op(d.insert_pieces, plan.pieces, kind="many")
     regular = plan.regular
@@ -122,30 +149,70 @@ def put_writes(d: Dialect, plan: WritesPlan) -> Flow[None]:
         yield Op(d.insert_writes, regular, kind="many")
     if plan.special:
         yield Op(d.upsert_writes, plan.special, kind="many")
+    return plan
 
 
-def delete_thread(d: Dialect, thread_id: str) -> Flow[None]:
-    """Delete every row of a thread."""
+def _thread_key(
+    d: Dialect, codec: CompactCodec, thread_id: str, create: bool
+) -> Flow[str | None]:
+    """What rows store for ``thread_id``: itself, or the short key of a long id (``None``:
+    a long id with no key yet, so no rows). Keys found in the database are remembered."""
+    if len(thread_id) <= THREAD_KEY_AFTER and not thread_id.startswith("#"):
+        return thread_id
+    known = codec.thread_keys.get(thread_id)
+    if known is not None:
+        return known
+    key = yield from thread_key(d, thread_id, create)
+    if key is not None and not create:
+        codec.thread_keys.put(thread_id, key, 1)
+    return key
+
+
+def thread_key(d: Dialect, thread_id: str, create: bool) -> Flow[str | None]:
+    """The key a long thread id is stored under (``#<n>``); ``None`` if it has none yet."""
+    if create:
+        yield Op(d.insert_thread, (thread_id,), kind="exec")
+    rows = yield Op(d.select_thread_key, (thread_id,))
+    return f"#{rows[0][0]}" if rows else None
+
+
+def delete_thread(d: Dialect, codec: CompactCodec, thread_id: str) -> Flow[str | None]:
+    """Delete every row of a thread; returns the key its rows were stored under. (A long
+    id keeps its key, so a process that still remembers the key stays right.)"""
+    key = yield from _thread_key(d, codec, thread_id, create=False)
+    if key is None:
+        return None
     for sql in d.delete_thread:
-        yield Op(sql, (thread_id,), kind="exec")
+        yield Op(sql, (key,), kind="exec")
+    return key
 
 
 def get_tuple(
     d: Dialect, codec: CompactCodec, thread_id: str, ns: str, checkpoint_id: str | None
 ) -> Flow[CheckpointTuple | None]:
     """The named checkpoint, or the latest of the thread/namespace."""
+    key = yield from _thread_key(d, codec, thread_id, create=False)
+    if key is None:
+        return None
     if checkpoint_id is None:
-        rows = yield Op(d.select_latest, (thread_id, ns))
+        rows = yield Op(d.select_latest, (key, ns))
     else:
-        rows = yield Op(d.select_checkpoint, (thread_id, ns, stored_id(checkpoint_id)))
+        rows = yield Op(d.select_checkpoint, (key, ns, stored_id(checkpoint_id)))
     if not rows:
         return None
-    found = yield from _load(d, codec, rows)
+    found = yield from _load(d, codec, rows, names={key: thread_id})
     return found[0]
 
 
 def list_checkpoints(d: Dialect, codec: CompactCodec, q: ListQuery) -> Flow[list[CheckpointTuple]]:
     """Checkpoints matching ``q``, newest first."""
+    names: dict[str, str] = {}
+    if q.thread_id is not None:
+        key = yield from _thread_key(d, codec, q.thread_id, create=False)
+        if key is None:
+            return []
+        names[key] = q.thread_id
+        q = replace(q, thread_id=key)
     sql, params = d.list_query(q.stored())
     rows = yield Op(sql, params)
     if not rows:
@@ -158,7 +225,7 @@ def list_checkpoints(d: Dialect, codec: CompactCodec, q: ListQuery) -> Flow[list
         rows, decoded = [p[0] for p in picked], [p[1] for p in picked]
     if not rows:
         return []
-    return (yield from _load(d, codec, rows, decoded))
+    return (yield from _load(d, codec, rows, decoded, names))
 
 
 _PIECES_PER_QUERY = 500
@@ -176,11 +243,17 @@ def _load(
     codec: CompactCodec,
     rows: Sequence[CompactRow],
     decoded: list[Decoded] | None = None,
+    names: dict[str, str] | None = None,
 ) -> Flow[list[CheckpointTuple]]:
     """Tuples for checkpoint rows: the parents diff rows need, then all blobs (delta chains
     included), the writes, and the pieces split values reference, one query each."""
     if decoded is None:
         decoded = yield from _decode(d, codec, rows)
+    names = dict(names or {})
+    unknown = sorted({r[0] for r in rows if r[0].startswith("#") and r[0] not in names})
+    if unknown:
+        found = yield Op(d.select_thread_ids, d.keys([[k[1:]] for k in unknown], 1))
+        names.update((f"#{key}", thread_id) for key, thread_id in found)
     keys = {
         (row[0], row[1], channel, codec.blob_version(version))
         for row, (cp, inline, _) in zip(rows, decoded, strict=True)
@@ -213,6 +286,7 @@ def _load(
             writes.get((row[0], row[1], row[2]), ()),
             inline=inline,
             piece=pieces.get,
+            thread_name=names.get(row[0]),
         )
         for row, (cp, inline, md) in zip(rows, decoded, strict=True)
     ]

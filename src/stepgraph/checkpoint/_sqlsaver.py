@@ -99,8 +99,8 @@ class SqlSaver(BaseCheckpointSaver[str]):
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
         """Store ``checkpoint`` and its new blobs in one transaction; returns its config."""
-        plan = self._codec.plan_put(config, checkpoint, metadata, new_versions)
-        self._run(flows.put(self.dialect, plan), True)
+        flow = flows.put(self.dialect, self._codec, config, checkpoint, metadata, new_versions)
+        plan = self._run(flow, True)
         plan.commit()
         return plan.config
 
@@ -112,15 +112,15 @@ class SqlSaver(BaseCheckpointSaver[str]):
         task_path: str = "",
     ) -> None:
         """Store a task's writes in one transaction (first regular write per idx wins)."""
-        plan = self._codec.plan_write_rows(config, writes, task_id, task_path)
-        if plan.regular or plan.special:
-            self._run(flows.put_writes(self.dialect, plan), True)
-            self._codec.written(plan)
+        if writes:
+            flow = flows.put_writes(self.dialect, self._codec, config, writes, task_id, task_path)
+            self._codec.written(self._run(flow, True))
 
     def delete_thread(self, thread_id: str) -> None:
         """Delete every checkpoint, blob and write of ``thread_id``."""
-        self._run(flows.delete_thread(self.dialect, str(thread_id)), True)
-        self._codec.forget_thread(str(thread_id))
+        key = self._run(flows.delete_thread(self.dialect, self._codec, str(thread_id)), True)
+        if key is not None:
+            self._codec.forget_thread(key)
 
     def get_next_version(self, current: str | None, channel: Any = None) -> str:
         """``"%032d.%016f"`` versions: a counter plus a random fraction."""
@@ -153,8 +153,8 @@ class SqlSaver(BaseCheckpointSaver[str]):
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
         """Async ``put``."""
-        plan = self._codec.plan_put(config, checkpoint, metadata, new_versions)
-        await self._arun(flows.put(self.dialect, plan), True)
+        flow = flows.put(self.dialect, self._codec, config, checkpoint, metadata, new_versions)
+        plan = await self._arun(flow, True)
         plan.commit()
         return plan.config
 
@@ -166,12 +166,12 @@ class SqlSaver(BaseCheckpointSaver[str]):
         task_path: str = "",
     ) -> None:
         """Async ``put_writes``."""
-        plan = self._codec.plan_write_rows(config, writes, task_id, task_path)
-        if plan.regular or plan.special:
-            await self._arun(flows.put_writes(self.dialect, plan), True)
-            self._codec.written(plan)
+        if writes:
+            flow = flows.put_writes(self.dialect, self._codec, config, writes, task_id, task_path)
+            self._codec.written(await self._arun(flow, True))
 
     async def adelete_thread(self, thread_id: str) -> None:
         """Async ``delete_thread``."""
-        await self._arun(flows.delete_thread(self.dialect, str(thread_id)), True)
-        self._codec.forget_thread(str(thread_id))
+        key = await self._arun(flows.delete_thread(self.dialect, self._codec, str(thread_id)), True)
+        if key is not None:
+            self._codec.forget_thread(key)

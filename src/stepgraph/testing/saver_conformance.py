@@ -283,6 +283,33 @@ class SaverConformance:
         listed = await api.list(None)
         assert sorted(t.config["configurable"]["thread_id"] for t in listed) == ["t1", "t2", "t2"]
 
+    async def test_long_and_odd_thread_ids(self, api: SaverAPI) -> None:
+        """UUID-like, '#'-prefixed and unicode thread ids round-trip through put, writes,
+        get_tuple, list (also list(None)) and delete_thread, each kept apart."""
+        ids = ["5b0c1a52-7a0e-4f3e-9d55-3c1f2e0b9a77", "#1", "#2", "thread·ünïcode·" * 3, "x"]
+        for n, thread_id in enumerate(ids):
+            saved = await api.chain(thread_id, [{"m": [n]}, {"m": [n, n + 1]}])
+            await api.put_writes(saved[-1][0], [("a", n), ("b", n)], "task")
+            assert saved[-1][0]["configurable"]["thread_id"] == thread_id
+        for n, thread_id in enumerate(ids):
+            found = await api.get_tuple(thread_config(thread_id))
+            assert found is not None and found.config["configurable"]["thread_id"] == thread_id
+            assert found.checkpoint["channel_values"] == {"m": [n, n + 1]}
+            assert sorted(found.pending_writes or []) == [("task", "a", n), ("task", "b", n)]
+            assert found.parent_config is not None
+            assert found.parent_config["configurable"]["thread_id"] == thread_id
+            listed = await api.list(thread_config(thread_id))
+            assert [t.config["configurable"]["thread_id"] for t in listed] == [thread_id] * 2
+        everything = await api.list(None)
+        assert sorted(t.config["configurable"]["thread_id"] for t in everything) == sorted(ids * 2)
+        await api.delete_thread(ids[0])
+        assert await api.get_tuple(thread_config(ids[0])) is None
+        assert await api.get_tuple(thread_config(ids[1])) is not None
+        again = await api.chain(ids[0], [{"m": ["new"]}])
+        found = await api.get_tuple(again[0][0])
+        assert found is not None and found.checkpoint["channel_values"] == {"m": ["new"]}
+        assert await api.get_tuple(thread_config("never-seen-thread-with-a-long-id")) is None
+
     # --- pending writes -----------------------------------------------------------------
     async def test_pending_writes_are_returned(self, api: SaverAPI) -> None:
         """get_tuple and list return (task_id, channel, value) for the checkpoint's writes."""

@@ -18,7 +18,7 @@ def test_setup_is_idempotent_and_sets_wal(tmp_path: Path) -> None:
     with SqliteSaver.from_conn_string(str(tmp_path / "a.db")) as saver:
         saver.setup()
         saver.setup()
-        assert saver.conn.execute("SELECT v FROM sg_checkpoint_migrations").fetchall() == [(0,), (1,)]
+        assert saver.conn.execute("SELECT v FROM sg_checkpoint_migrations").fetchall() == [(0,), (1,), (2,)]
         assert saver.conn.execute("PRAGMA journal_mode").fetchone() == ("wal",)
         assert saver.conn.execute("PRAGMA busy_timeout").fetchone()[0] >= 5000
 
