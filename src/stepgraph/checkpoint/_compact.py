@@ -142,6 +142,21 @@ class CompactPlan(PutPlan):
             codec.thread_keys.put(*self.thread_key, 1)
 
 
+def _refuse(obj: Any) -> Any:
+    raise TypeError(f"not plain data: {type(obj).__name__}")
+
+
+def _plain_packer() -> Callable[[Any], bytes] | None:
+    """A msgpack packer for plain data (int dict keys allowed), or ``None``."""
+    from stepgraph.checkpoint.serde._backend import get_backend
+
+    try:
+        backend = get_backend()
+    except Exception:
+        return None
+    return lambda obj: backend.pack(obj, _refuse, True)
+
+
 class _Lru:
     """A small thread-safe LRU map bounded by a cost per entry."""
 
@@ -185,6 +200,7 @@ class CompactCodec(SaverCodec):
         self._pieces = _Lru(32 << 20)  # digest -> bytes (cost: size)
         self._stored_pieces = _Lru(4 << 20)  # digest -> stored (compressed) form
         self.thread_keys = _Lru(100_000)  # thread id -> stored key (keys never change)
+        self._row_packer = _plain_packer() if self._plain_arrays else None
 
     # --- writing ------------------------------------------------------------------------
     def plan_put(
@@ -219,7 +235,7 @@ class CompactCodec(SaverCodec):
             kind, depth, payload = DIFF, tip.depth + 1, _packing.diff(tip.packed, packed)
         else:
             kind, depth, payload = FULL, 0, packed
-        ctype, cdata = self.serde.dumps_typed(payload)
+        ctype, cdata = self._dumps_row(payload)
         mtype, mdata = "", b""  # the metadata is part of the packed row
         checkpoint_id = checkpoint["id"]
         row: CompactRow = (thread_id, ns, stored_id(checkpoint_id),
@@ -238,6 +254,16 @@ class CompactCodec(SaverCodec):
                 (thread_id, ns), _RowTip(checkpoint_id, packed, dict(versions), inline, depth)
             ),
         )
+
+    def _dumps_row(self, payload: dict[str, Any]) -> tuple[str, bytes]:
+        """Encode a packed row: straight to msgpack when the serializer writes plain msgpack
+        (its integer keys would send the serializer down its slow path), else with it."""
+        if self._row_packer is not None:
+            try:
+                return MSGPACK, self._row_packer(payload)
+            except (TypeError, ValueError, OverflowError):
+                pass  # something only the serializer knows how to write
+        return self.serde.dumps_typed(payload)
 
     def _inline_values(
         self,
@@ -374,6 +400,16 @@ class CompactCodec(SaverCodec):
     def _cache_pieces(self, pieces: Any) -> None:
         for digest, data in pieces:
             self._pieces.put(digest, data, len(data) + 64)
+
+    def forget_ops(self, ops: Sequence[tuple[Any, ...]]) -> None:
+        """A batch of save ops failed: forget what its plans taught (threads, keys, tips)."""
+        for op in ops:
+            name = str(op[1]["configurable"]["thread_id"])
+            key = self.thread_keys.get(name)
+            self.thread_keys.drop(lambda k, name=name: k == name)
+            self.forget_thread(name)
+            if key is not None:
+                self.forget_thread(key)
 
     def forget_thread(self, thread_id: str) -> None:
         """Drop what is remembered of a deleted thread."""

@@ -152,6 +152,20 @@ def put_writes(
     return plan
 
 
+def batch(d: Dialect, codec: CompactCodec, ops: Sequence[tuple[Any, ...]]) -> Flow[None]:
+    """Several ``put``/``put_writes`` calls (engine save ops) in one transaction, in order.
+
+    Each plan is remembered as soon as it is made, so a put can be a diff of the put before
+    it in the same batch; if the transaction fails, the caller calls ``codec.forget_ops``.
+    """
+    for op in ops:
+        if op[0] == "put":
+            plan = yield from put(d, codec, op[1], op[2], op[3], op[4])
+            plan.commit()
+        elif op[2]:
+            codec.written((yield from put_writes(d, codec, op[1], op[2], op[3], op[4])))
+
+
 def _thread_key(
     d: Dialect, codec: CompactCodec, thread_id: str, create: bool
 ) -> Flow[str | None]:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import base64
+import functools
+import re
 import secrets
 import threading
 import time
@@ -48,56 +51,60 @@ def uuid6(node: int | None = None, clock_seq: int | None = None) -> uuid.UUID:
 
 # --- stored form ------------------------------------------------------------------------
 # The SQL savers store canonical UUID strings (36 characters) as 23: "~" and the 128 bits in
-# 22 characters of an alphabet listed in ASCII order, so stored ids sort like the UUIDs and
-# every query comparing ids (latest, ``before``) works on the stored text unchanged. "~"
+# 22 characters of a base64 alphabet listed in ASCII order, so stored ids sort like the UUIDs
+# and every query comparing ids (latest, ``before``) works on the stored text unchanged. "~"
 # sorts after hex digits, so rows of the older 36-character form sort before newer rows.
 # Any other id is stored as it is, with a second "~" in front if it starts with "~".
 _ALPHABET = "-0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz"
-_INDEX = {c: i for i, c in enumerate(_ALPHABET)}
-_HEX = frozenset("0123456789abcdef")
-_DASHES = (8, 13, 18, 23)
+_STANDARD = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+_TO_ORDERED = str.maketrans(_STANDARD, _ALPHABET)
+_TO_STANDARD = str.maketrans(_ALPHABET, _STANDARD)
+_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+_VERSION = re.compile(r"\d{12}\.[0-9a-f]{6}")
 
 
-def _canonical(text: str) -> bool:
-    if len(text) != 36 or any(text[i] != "-" for i in _DASHES):
-        return False
-    return _HEX.issuperset(text.replace("-", ""))
+def _encode(raw: bytes, pad: bytes) -> str:
+    """``raw`` in the ordered alphabet (``pad`` zero bytes in front make a whole number of
+    characters; the characters they alone fill are dropped)."""
+    text = base64.b64encode(pad + raw).decode().translate(_TO_ORDERED)
+    return text[len(pad) * 4 // 3 :]
 
 
+def _decode(text: str, pad: bytes) -> bytes:
+    full = "-" * (len(pad) * 4 // 3) + text
+    return base64.b64decode(full.translate(_TO_STANDARD))[len(pad) :]
+
+
+@functools.lru_cache(maxsize=16384)
 def stored_id(checkpoint_id: str) -> str:
     """The form an id is stored in (see above); ``loaded_id`` reverses it."""
-    if _canonical(checkpoint_id):
-        n = int(checkpoint_id.replace("-", ""), 16)
-        return "~" + "".join(_ALPHABET[(n >> shift) & 63] for shift in range(126, -1, -6))
+    if _UUID.fullmatch(checkpoint_id):
+        return "~" + _encode(bytes.fromhex(checkpoint_id.replace("-", "")), b"\0\0")
     if checkpoint_id.startswith("~"):
         return "~" + checkpoint_id
     return checkpoint_id
 
 
+@functools.lru_cache(maxsize=16384)
 def loaded_id(stored: str) -> str:
     """The id a stored id stands for."""
     if not stored.startswith("~"):
         return stored
     if stored.startswith("~~") or len(stored) != 23:
         return stored[1:]
-    n = 0
-    for c in stored[1:]:
-        n = (n << 6) | _INDEX[c]
-    h = f"{n:032x}"
+    h = _decode(stored[1:], b"\0\0").hex()
     return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
 
+@functools.lru_cache(maxsize=16384)
 def stored_version(version: str) -> str:
     """The stored form of a channel version string: stepgraph's ``"%012d.%06x"`` versions
     become ``"="`` and 11 characters of the same order-keeping alphabet; any other version is
     kept, with a second ``"="`` in front if it starts with one."""
-    if len(version) == 19 and version[12] == "." and version[:12].isdigit():
-        try:
-            n = (int(version[:12]) << 24) | int(version[13:], 16)
-        except ValueError:
-            return version
-        if f"{n >> 24:012d}.{n & 0xFFFFFF:06x}" == version:
-            return "=" + "".join(_ALPHABET[(n >> shift) & 63] for shift in range(60, -1, -6))
+    if _VERSION.fullmatch(version):
+        n = (int(version[:12]) << 24) | int(version[13:], 16)
+        if n < 1 << 64:
+            return "=" + _encode(n.to_bytes(8, "big"), b"\0")
     if version.startswith("="):
         return "=" + version
     return version

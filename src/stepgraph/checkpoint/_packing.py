@@ -19,6 +19,7 @@ change by a few bytes a row), ``x`` any other checkpoint key.
 
 from __future__ import annotations
 
+import functools
 import re
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -34,11 +35,17 @@ _SET, _DEL, _SUB = 0, 1, 2
 
 
 def _pack_version(v: Any) -> int | None:
-    if type(v) is str and len(v) == 19 and _VERSION.fullmatch(v):
+    return _pack_version_str(v) if type(v) is str and len(v) == 19 else None
+
+
+@functools.lru_cache(maxsize=16384)
+def _pack_version_str(v: str) -> int | None:
+    if _VERSION.fullmatch(v):
         return (int(v[:12]) << 24) | int(v[13:], 16)
     return None
 
 
+@functools.lru_cache(maxsize=16384)
 def _unpack_version(n: int) -> str:
     return f"{n >> 24:012d}.{n & 0xFFFFFF:06x}"
 

@@ -150,8 +150,23 @@ def _ref_at(buf: memoryview, pos: int, end: int) -> bytes | None:
     return None
 
 
+def _all_refs(skeleton: bytes) -> list[bytes] | None:
+    """The digests of a skeleton that is an array of references only (a list delta or
+    snapshot), found without walking; ``None`` for any other skeleton."""
+    kind, n, start = _header(memoryview(skeleton), 0) if skeleton else (0, 0, 0)
+    if kind != 1 or len(skeleton) - start != n * _REF_LEN:
+        return None
+    heads = {skeleton[i : i + 3] for i in range(start, len(skeleton), _REF_LEN)}
+    if heads != {_REF_HEAD}:
+        return None
+    return [skeleton[i + 3 : i + _REF_LEN] for i in range(start, len(skeleton), _REF_LEN)]
+
+
 def refs(skeleton: bytes) -> list[bytes]:
     """The digests a skeleton references, in order."""
+    fast = _all_refs(skeleton)
+    if fast is not None:
+        return fast
     buf = memoryview(skeleton)
     found: list[bytes] = []
 
@@ -171,6 +186,15 @@ def join(skeleton: bytes, piece: Callable[[bytes], bytes | None]) -> bytes:
 
     Raises ``KeyError`` with the digest when ``piece`` does not know a referenced piece.
     """
+    fast = _all_refs(skeleton)
+    if fast is not None:
+        parts = [skeleton[: len(skeleton) - len(fast) * _REF_LEN]]
+        for key in fast:
+            data = piece(key)
+            if data is None:
+                raise KeyError(key)
+            parts.append(data)
+        return b"".join(parts)
     buf = memoryview(skeleton)
     out: list[bytes | memoryview] = []
     last = 0

@@ -153,7 +153,11 @@ def _config_metadata(config: Any) -> dict[str, Any]:
 
 
 def perform_sync(saver: Any, ops: list[Op]) -> None:
-    """Run queued saver calls in order (sync drivers)."""
+    """Run queued saver calls in order (sync drivers); in one transaction when the saver
+    offers ``perform_batch`` (the SQL savers do)."""
+    if len(ops) > 1 and hasattr(saver, "perform_batch"):
+        saver.perform_batch(ops)
+        return
     for op in ops:
         if op[0] == "put":
             saver.put(op[1], op[2], op[3], op[4])
@@ -162,7 +166,10 @@ def perform_sync(saver: Any, ops: list[Op]) -> None:
 
 
 async def perform_async(saver: Any, ops: list[Op]) -> None:
-    """Run queued saver calls in order (async drivers)."""
+    """Run queued saver calls in order (async drivers); batched like ``perform_sync``."""
+    if len(ops) > 1 and hasattr(saver, "aperform_batch"):
+        await saver.aperform_batch(ops)
+        return
     for op in ops:
         if op[0] == "put":
             await saver.aput(op[1], op[2], op[3], op[4])
@@ -223,12 +230,45 @@ class SyncWriter:
         except BaseException as exc:  # noqa: BLE001 - re-raised in the run's thread
             self.error = exc
         finally:
-            with self.cv:
-                self.pending -= 1
-                self.cv.notify_all()
+            self._done()
+
+    def _done(self) -> None:
+        with self.cv:
+            self.pending -= 1
+            self.cv.notify_all()
 
 
 _QUEUE: Any = None
+_MAX_BATCH = 64
+"""Queued save submissions the writer thread stores in one transaction at most."""
+
+
+def _perform_group(batch: list[tuple[SyncWriter, list[Op]]]) -> None:
+    """Store queued submissions, consecutive ones of one saver in one transaction (when it
+    offers ``perform_batch``); a failed group is redone per submission so each run gets
+    its own error."""
+    start = 0
+    while start < len(batch):
+        saver = batch[start][0].saver
+        end = start + 1
+        while end < len(batch) and batch[end][0].saver is saver:
+            end += 1
+        group = batch[start:end]
+        if len(group) > 1 and hasattr(saver, "perform_batch") and all(
+            w.error is None for w, _ in group
+        ):
+            try:
+                saver.perform_batch([op for _, ops in group for op in ops])
+            except BaseException:  # noqa: BLE001 - redone one by one below for the errors
+                pass
+            else:
+                for writer, _ in group:
+                    writer._done()
+                start = end
+                continue
+        for writer, ops in group:
+            writer._run(ops)
+        start = end
 
 
 def _writer_queue() -> Any:
@@ -241,8 +281,13 @@ def _writer_queue() -> Any:
 
         def work() -> None:
             while True:
-                writer, ops = q.get()
-                writer._run(ops)
+                batch = [q.get()]
+                while len(batch) < _MAX_BATCH:  # group commit: take what else is queued
+                    try:
+                        batch.append(q.get_nowait())
+                    except queue.Empty:
+                        break
+                _perform_group(batch)
 
         threading.Thread(target=work, name="stepgraph-saver", daemon=True).start()
         _QUEUE = q
