@@ -786,6 +786,7 @@ def wl_chat_storage(pkg, quick):
     def extra():
         out = holder.get("out")
         msg_bytes = len(json.dumps(canon(out["messages"]))) if out else 0
+        fac.close()  # bytes at rest: closing merges the WAL into the database file
         db = fac.bytes_on_disk()
         return {
             "turns": turns,

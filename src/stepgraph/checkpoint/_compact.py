@@ -103,8 +103,20 @@ class _RowTip:
     depth: int
 
 
-MERGED = "writes:"
-"""Type prefix of a write row holding all regular writes of one ``put_writes`` call."""
+MERGED = "w:"
+"""Stored type prefix of a write row holding all regular writes of one ``put_writes``."""
+_STORED_TYPES = {MSGPACK: "", PIECED: "p"}
+_LOADED_TYPES = {v: k for k, v in _STORED_TYPES.items()}
+
+
+def stored_type(typ: str) -> str:
+    """The short form of a serializer type in rows (``""`` for msgpack)."""
+    return _STORED_TYPES.get(typ, typ)
+
+
+def loaded_type(stored: str) -> str:
+    """The serializer type a stored type stands for."""
+    return _LOADED_TYPES.get(stored, stored)
 
 
 @dataclass(frozen=True, slots=True)
@@ -232,7 +244,7 @@ class CompactCodec(SaverCodec):
         md = get_checkpoint_metadata(config, metadata)
         packed = _packing.pack(stored, inline, md, tip.packed["n"] if warm and tip else None)
         if warm and tip is not None and tip.depth + 1 < CHAIN_MAX:
-            kind, depth, payload = DIFF, tip.depth + 1, _packing.diff(tip.packed, packed)
+            kind, depth, payload = DIFF, tip.depth + 1, _packing.row_diff(tip.packed, packed)
         else:
             kind, depth, payload = FULL, 0, packed
         ctype, cdata = self._dumps_row(payload)
@@ -240,7 +252,7 @@ class CompactCodec(SaverCodec):
         checkpoint_id = checkpoint["id"]
         row: CompactRow = (thread_id, ns, stored_id(checkpoint_id),
                            None if parent_id is None else stored_id(parent_id),
-                           ctype, cdata, mtype, mdata, kind)  # fmt: skip
+                           stored_type(ctype), cdata, mtype, mdata, kind)  # fmt: skip
         return CompactPlan(
             checkpoint_config(thread_name, ns, checkpoint_id),
             row,  # type: ignore[arg-type]
@@ -300,7 +312,7 @@ class CompactCodec(SaverCodec):
                 inline[channel] = data if typ == MSGPACK else [data] if typ == PIECED else [typ, data]
             elif new:
                 v = stored_version(str(new_versions[channel]))
-                rows.append((*key, channel, v, typ, data, None, v))
+                rows.append((*key, channel, v, stored_type(typ), data, None, v))
         for channel, version in new_versions.items():
             if channel not in versions and type(values.get(channel)) is list:
                 lists[channel] = version
@@ -308,7 +320,7 @@ class CompactCodec(SaverCodec):
 
     def _split_blob(self, row: BlobRow, pieces: dict[bytes, bytes]) -> BlobRow:
         """A list blob row with pieces split off and versions in their stored form."""
-        typ, data = self._split(row[4], row[5], pieces)
+        typ, data = self._split_stored(row[4], row[5], pieces)
         base = row[6]
         return (*row[:3], stored_version(row[3]), typ, data,
                 None if base is None else stored_version(base), stored_version(row[7]))  # fmt: skip
@@ -316,6 +328,12 @@ class CompactCodec(SaverCodec):
     def blob_version(self, version: Any) -> str:
         """Blob rows store versions in their short form (``_ids.stored_version``)."""
         return stored_version(str(version))
+
+    def _split_stored(
+        self, typ: str, data: bytes, pieces: dict[bytes, bytes]
+    ) -> tuple[str, bytes]:
+        typ, data = self._split(typ, data, pieces)
+        return stored_type(typ), data
 
     def _split(self, typ: str, data: bytes, pieces: dict[bytes, bytes]) -> tuple[str, bytes]:
         if typ != MSGPACK or not self._plain_arrays or len(data) < _pieces.MIN_PIECE:
@@ -342,33 +360,32 @@ class CompactCodec(SaverCodec):
         thread_id = thread_key or str(config["configurable"]["thread_id"])
         split = [
             [(thread_id, w[1], stored_id(w[2]), stored_id(w[3]), w[4], w[5],
-              *self._split(w[6], w[7], pieces), path) for w in rows]  # fmt: skip
+              *self._split_stored(w[6], w[7], pieces), path) for w in rows]  # fmt: skip
             for rows in (regular, special)
         ]
         merged: WriteRow | None = None
         if len(regular) > 1:
             first = split[0][0]
-            typ, data = self.serde.dumps_typed([[w[5], w[6], w[7]] for w in split[0]])
-            merged = (*first[:5], "", MERGED + typ, data, path)  # type: ignore[assignment]
+            typ, data = self._dumps_row([[w[5], w[6], w[7]] for w in split[0]])
+            merged = (*first[:5], "", MERGED + stored_type(typ), data, path)  # type: ignore[assignment]
         piece_rows = self._piece_rows(thread_id, pieces)
         name = str(config["configurable"]["thread_id"])
         key = None if thread_id == name else (name, thread_id)
         return WritesPlan(split[0], split[1], piece_rows, merged, pieces, key)
 
     def expand_writes(self, rows: Sequence[WriteRow]) -> list[WriteRow]:
-        """Stored write rows with merged rows expanded; a merged row wins over single rows
-        for the same (task, idx), since it is only stored when the task had no writes."""
-        if not any(w[6].startswith(MERGED) for w in rows):
-            return list(rows)
+        """Stored write rows with merged rows expanded and types restored; a merged row wins
+        over single rows for the same (task, idx): it is only stored when the task had none."""
         out: list[WriteRow] = []
         merged_keys: set[tuple[str, str, str, str, int]] = set()
         for w in rows:
             if w[6].startswith(MERGED):
-                items = self.serde.loads_typed((w[6][len(MERGED) :], w[7]))
-                for i, (channel, typ, data) in enumerate(items):
-                    out.append((*w[:4], w[4] + i, channel, typ, data, w[8]))
+                container = (loaded_type(w[6][len(MERGED) :]), w[7])
+                for i, (channel, typ, data) in enumerate(self.serde.loads_typed(container)):
+                    out.append((*w[:4], w[4] + i, channel, loaded_type(typ), data, w[8]))
                     merged_keys.add((w[0], w[1], w[2], w[3], w[4] + i))
-        out.extend(w for w in rows if not w[6].startswith(MERGED)
+        out.extend((*w[:6], loaded_type(w[6]), *w[7:]) for w in rows
+                   if not w[6].startswith(MERGED)
                    and (w[0], w[1], w[2], w[3], w[4]) not in merged_keys)  # fmt: skip
         return out
 
@@ -459,8 +476,8 @@ class CompactCodec(SaverCodec):
                     break
                 key = (row[0], row[1], row[3] or "")
             for row in reversed(chain):
-                payload = self.serde.loads_typed((row[4], row[5]))
-                base = payload if row[8] != DIFF else _packing.patch(base or {}, payload)
+                payload = self.serde.loads_typed((loaded_type(row[4]), row[5]))
+                base = payload if row[8] != DIFF else _packing.row_patch(base or {}, payload)
                 memo[(row[0], row[1], row[2])] = base
                 self._packed.put((row[0], row[1], row[2]), base, 1)
             assert base is not None
@@ -469,7 +486,7 @@ class CompactCodec(SaverCodec):
         out: list[Decoded] = []
         for r in rows:
             if r[8] != DIFF:
-                payload = self.serde.loads_typed((r[4], r[5]))
+                payload = self.serde.loads_typed((loaded_type(r[4]), r[5]))
                 if "channel_versions" in payload:  # a row of the first format: not packed
                     payload["channel_values"] = {}
                     out.append((payload, {}, self.load_metadata(r)))  # type: ignore[arg-type]

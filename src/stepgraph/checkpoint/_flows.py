@@ -20,6 +20,7 @@ from stepgraph.checkpoint._compact import (
     CompactRow,
     Decoded,
     WritesPlan,
+    loaded_type,
 )
 from stepgraph.checkpoint._ids import stored_id
 from stepgraph.checkpoint._sql import THREAD_KEY_AFTER, Dialect, SqlSchema
@@ -277,7 +278,7 @@ def _load(
     blobs = {}
     if keys:
         for b in (yield Op(d.select_blobs, d.keys(list(keys), 4))):
-            blobs[(b[0], b[1], b[2], b[3])] = (b[4], b[5], b[6])
+            blobs[(b[0], b[1], b[2], b[3])] = (loaded_type(b[4]), b[5], b[6])
     writes: defaultdict[tuple[str, str, str], list[WriteRow]] = defaultdict(list)
     all_writes = codec.expand_writes(
         (yield Op(d.select_writes, d.keys([row[:3] for row in rows], 3)))

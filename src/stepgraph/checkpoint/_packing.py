@@ -240,3 +240,33 @@ def patch(old: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
         else:
             out[key] = patch(out.get(key) or {}, change[1])
     return out
+
+
+_DELTA = 3
+"""Diff op of a row's timestamp: microseconds after the parent's."""
+
+
+def _predict(parent: dict[str, Any]) -> dict[str, Any]:
+    """What a child row most likely holds: its parent's, one step further."""
+    md = parent.get("md")
+    if type(md) is dict and type(md.get("step")) is int:
+        return {**parent, "md": {**md, "step": md["step"] + 1}}
+    return parent
+
+
+def row_diff(parent: dict[str, Any], row: dict[str, Any]) -> dict[str, Any]:
+    """``diff`` of a packed row against its parent's: against the predicted next step, and
+    with the timestamp as an offset from the parent's."""
+    changes = diff(_predict(parent), row)
+    ts = changes.get("ts")
+    if ts is not None and ts[0] == _SET and type(parent.get("ts")) is int and type(ts[1]) is int:
+        changes["ts"] = [_DELTA, ts[1] - parent["ts"]]
+    return changes
+
+
+def row_patch(parent: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
+    """The packed row that ``row_diff`` described."""
+    ts = changes.get("ts")
+    if ts is not None and ts[0] == _DELTA:
+        changes = {**changes, "ts": [_SET, parent["ts"] + ts[1]]}
+    return patch(_predict(parent), changes)

@@ -126,3 +126,20 @@ def test_a_message_piece_is_stored_compressed() -> None:
     reply = messages.AIMessage(content="a short answer about the weather today", id="a1")
     raw = SERDE.dumps_typed(reply)[1]
     assert len(pack_piece(raw)) < 0.6 * len(raw)
+
+
+def test_row_diffs_predict_the_step_and_store_the_time_as_an_offset() -> None:
+    """A child row one step on, a few microseconds later, diffs to almost nothing; any other
+    change (step jump, clock going back, no step, raw timestamp) still patches exactly."""
+    cp = _checkpoint(1)
+    parent = _packing.pack(cp, {}, {"source": "loop", "step": 4})
+    child = _packing.pack(cp, {}, {"source": "loop", "step": 5}, parent["n"])
+    child["ts"] = parent["ts"] + 250
+    small = _packing.row_diff(parent, child)
+    assert set(small) == {"ts"} and small["ts"][1] == 250
+    assert _packing.row_patch(parent, small) == child
+    for md, ts in (({"step": 9}, parent["ts"] - 7), ({"source": "update"}, parent["ts"])):
+        other = {**child, "md": md, "ts": ts}
+        assert _packing.row_patch(parent, _packing.row_diff(parent, other)) == other
+    raw = {**child, "ts": "not-a-time"}
+    assert _packing.row_patch(parent, _packing.row_diff(parent, raw)) == raw
