@@ -74,3 +74,29 @@ def test_v2_gives_existing_long_thread_ids_a_key(
         saver.put(config, cp, {"step": 20}, new)
         latest = saver.get_tuple(thread_config(LONG))
         assert latest is not None and latest.checkpoint["channel_values"]["items"][-1] == {"i": 20}
+
+
+def test_a_pre_release_v0_database_with_rows_is_refused(
+    open_saver: Callable[[], AbstractContextManager[Any]],
+) -> None:
+    """v0 rows (pre-release format) are not misread: setup() raises SG418; an empty v0
+    schema is upgraded."""
+    from stepgraph.checkpoint._sql import MIGRATIONS
+    from stepgraph.checkpoint.base import SaverError
+
+    with open_saver() as saver:
+        for statement in saver.dialect.migrations[0]:
+            _sql(saver, statement)
+        _sql(saver, saver.dialect.create_migrations)
+        _sql(saver, "INSERT INTO sg_checkpoint_migrations (v) VALUES (0)")
+        _sql(saver, "INSERT INTO sg_checkpoints (thread_id, checkpoint_ns, checkpoint_id, type, "
+                    "checkpoint, metadata_type, metadata) VALUES ('t', '', 'x', 'msgpack', "
+                    "'', 'msgpack', '')")  # fmt: skip
+    with open_saver() as saver, pytest.raises(SaverError) as info:
+        saver.setup()
+    assert info.value.code == "SG418"
+    with open_saver() as saver:
+        _sql(saver, "DELETE FROM sg_checkpoints")
+        saver.setup()
+        done = sorted(r[0] for r in _sql(saver, "SELECT v FROM sg_checkpoint_migrations"))
+        assert done == list(range(len(MIGRATIONS)))

@@ -360,7 +360,7 @@ class SaverCodec:
             raise SaverError(
                 f"A stored value {where} references a piece that is missing "
                 f"({bytes(missing.args[0]).hex() or 'no piece store'}).",
-                code="SG415",
+                code="SG417",
                 hint="the thread's rows were deleted or changed by another process; re-run it",
             ) from None
 

@@ -99,6 +99,9 @@ def migrate(d: SqlSchema) -> Flow[int]:
     for version, statements in enumerate(d.migrations):
         if version in done:
             continue
+        guard = d.upgrade_guard(version) if done else None
+        if guard is not None and (yield Op(guard)):
+            raise d.refused_upgrade_error(version)
         for statement in statements:
             yield Op(statement, kind="exec")
         yield Op(d.insert_migration, (version,), kind="exec")

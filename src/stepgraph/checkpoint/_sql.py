@@ -129,6 +129,15 @@ class SqlSchema:
         """The error for a database whose schema is newer than this code knows."""
         raise NotImplementedError
 
+    def upgrade_guard(self, version: int) -> str | None:
+        """A query that returns rows when migration ``version`` cannot upgrade the data that
+        is there (only asked for databases that already have some schema)."""
+        return None
+
+    def refused_upgrade_error(self, version: int) -> Exception:
+        """The error raised when ``upgrade_guard(version)`` found rows."""
+        raise NotImplementedError
+
 
 class Dialect(SqlSchema):
     """Renders the shared SQL for one database."""
@@ -228,6 +237,21 @@ class Dialect(SqlSchema):
             f"knows (v{latest}).",
             code="SG413",
             hint="upgrade stepgraph, or point it at another database",
+        )
+
+    def upgrade_guard(self, version: int) -> str | None:
+        # Schema v0 came from pre-release builds whose rows v1 cannot rewrite (ids, versions
+        # and blobs changed form): refuse them rather than read them wrong.
+        return "SELECT 1 FROM sg_checkpoints LIMIT 1" if version == 1 else None
+
+    def refused_upgrade_error(self, version: int) -> Exception:
+        from stepgraph.checkpoint.base import SaverError
+
+        return SaverError(
+            "The database holds checkpoints in the storage format of a pre-release stepgraph "
+            "(schema v0), which this version does not read.",
+            code="SG418",
+            hint="start a new database file/schema, or keep using the build that wrote it",
         )
 
     def _keys_table(self, width: int) -> str:
