@@ -23,7 +23,6 @@ miss costs a full row or a query, never a wrong read.
 
 from __future__ import annotations
 
-import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -39,7 +38,9 @@ from stepgraph.checkpoint._codec import (
 )
 from stepgraph.checkpoint._concat import MSGPACK
 from stepgraph.checkpoint._ids import loaded_id, stored_id, stored_version
+from stepgraph.checkpoint._lru import Lru
 from stepgraph.checkpoint._squeeze import pack_piece, unpack_piece
+from stepgraph.checkpoint._stored_forms import loaded_type, long_path, short_path, stored_type
 from stepgraph.checkpoint.base import (
     ChannelVersions,
     Checkpoint,
@@ -72,26 +73,6 @@ RowKey = tuple[str, str, str]
 """``(thread_id, checkpoint_ns, checkpoint_id)``."""
 
 
-_PATH_PREFIXES = ("~__pregel_pull, ", "~__pregel_push, ")
-"""Task path prefixes stored as one control character (``\x01``, ``\x02``) in write rows."""
-
-
-def _short_path(path: str) -> str:
-    for code, prefix in enumerate(_PATH_PREFIXES, 1):
-        if path.startswith(prefix):
-            return chr(code) + path[len(prefix) :]
-    if path and path[0] <= chr(len(_PATH_PREFIXES)):
-        return "\x00" + path  # escaped: it starts with a code character itself
-    return path
-
-
-def _long_path(stored: str) -> str:
-    if not stored or stored[0] > chr(len(_PATH_PREFIXES)):
-        return stored
-    code = ord(stored[0])
-    return stored[1:] if code == 0 else _PATH_PREFIXES[code - 1] + stored[1:]
-
-
 @dataclass(slots=True)
 class _RowTip:
     """The last checkpoint row stored for one (thread, ns)."""
@@ -105,20 +86,6 @@ class _RowTip:
 
 MERGED = "w:"
 """Stored type prefix of a write row holding all regular writes of one ``put_writes``."""
-_STORED_TYPES = {MSGPACK: "", PIECED: "p"}
-_LOADED_TYPES = {v: k for k, v in _STORED_TYPES.items()}
-
-
-def stored_type(typ: str) -> str:
-    """The short form of a serializer type in rows (``""`` for msgpack)."""
-    return _STORED_TYPES.get(typ, typ)
-
-
-def loaded_type(stored: str) -> str:
-    """The serializer type a stored type stands for."""
-    return _LOADED_TYPES.get(stored, stored)
-
-
 @dataclass(frozen=True, slots=True)
 class WritesPlan:
     """The rows of one ``put_writes``: a task's regular writes are stored as ``merged`` (one
@@ -169,49 +136,16 @@ def _plain_packer() -> Callable[[Any], bytes] | None:
     return lambda obj: backend.pack(obj, _refuse, True)
 
 
-class _Lru:
-    """A small thread-safe LRU map bounded by a cost per entry."""
-
-    def __init__(self, budget: int) -> None:
-        self.budget = budget
-        self.spent = 0
-        self.items: OrderedDict[Any, tuple[Any, int]] = OrderedDict()
-        self.lock = threading.Lock()
-
-    def get(self, key: Any) -> Any:
-        with self.lock:
-            found = self.items.get(key)
-            if found is None:
-                return None
-            self.items.move_to_end(key)
-            return found[0]
-
-    def put(self, key: Any, value: Any, cost: int) -> None:
-        with self.lock:
-            old = self.items.pop(key, None)
-            if old is not None:
-                self.spent -= old[1]
-            self.items[key] = (value, cost)
-            self.spent += cost
-            while self.spent > self.budget and self.items:
-                self.spent -= self.items.popitem(last=False)[1][1]
-
-    def drop(self, match: Callable[[Any], bool]) -> None:
-        with self.lock:
-            for key in [k for k in self.items if match(k)]:
-                self.spent -= self.items.pop(key)[1]
-
-
 class CompactCodec(SaverCodec):
     """``SaverCodec`` plus diff rows, inline values and pieces (see the module docstring)."""
 
     def __init__(self, serde: SerializerProtocol, **options: Any) -> None:
         super().__init__(serde, **options)
         self._rows: OrderedDict[tuple[str, str], _RowTip] = OrderedDict()
-        self._packed = _Lru(4096)  # RowKey -> packed dict (cost 1 each)
-        self._pieces = _Lru(32 << 20)  # digest -> bytes (cost: size)
-        self._stored_pieces = _Lru(4 << 20)  # digest -> stored (compressed) form
-        self.thread_keys = _Lru(100_000)  # thread id -> stored key (keys never change)
+        self._packed = Lru(4096)  # RowKey -> packed dict (cost 1 each)
+        self._pieces = Lru(32 << 20)  # digest -> bytes (cost: size)
+        self._stored_pieces = Lru(4 << 20)  # digest -> stored (compressed) form
+        self.thread_keys = Lru(100_000)  # thread id -> stored key (keys never change)
         self._row_packer = _plain_packer() if self._plain_arrays else None
 
     # --- writing ------------------------------------------------------------------------
@@ -356,7 +290,7 @@ class CompactCodec(SaverCodec):
         regular writes also offered as one merged row (see ``WritesPlan``)."""
         regular, special = self.plan_writes(config, writes, task_id, task_path)
         pieces: dict[bytes, bytes] = {}
-        path = _short_path(task_path)
+        path = short_path(task_path)
         thread_id = thread_key or str(config["configurable"]["thread_id"])
         split = [
             [(thread_id, w[1], stored_id(w[2]), stored_id(w[3]), w[4], w[5],
@@ -540,7 +474,7 @@ class CompactCodec(SaverCodec):
     ) -> Any:
         """``SaverCodec.load_tuple`` with ids and task paths restored."""
         row = (*row[:2], loaded_id(row[2]), row[3] and loaded_id(row[3]), *row[4:])
-        writes = [(*w[:2], loaded_id(w[2]), loaded_id(w[3]), *w[4:8], _long_path(w[8]))
+        writes = [(*w[:2], loaded_id(w[2]), loaded_id(w[3]), *w[4:8], long_path(w[8]))
                   for w in writes]  # fmt: skip
         return super().load_tuple(row, checkpoint, metadata, lookup, writes, **kw)
 

@@ -20,10 +20,10 @@ from stepgraph.checkpoint._compact import (
     CompactRow,
     Decoded,
     WritesPlan,
-    loaded_type,
 )
 from stepgraph.checkpoint._ids import stored_id
 from stepgraph.checkpoint._sql import THREAD_KEY_AFTER, Dialect, SqlSchema
+from stepgraph.checkpoint._stored_forms import loaded_type
 from stepgraph.checkpoint.base import (
     ChannelVersions,
     Checkpoint,

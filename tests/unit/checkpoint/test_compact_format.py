@@ -8,8 +8,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from stepgraph.checkpoint import _packing, _pieces
-from stepgraph.checkpoint._compact import _long_path, _short_path
 from stepgraph.checkpoint._ids import loaded_id, stored_id, stored_version, uuid6
+from stepgraph.checkpoint._stored_forms import long_path as _long_path
+from stepgraph.checkpoint._stored_forms import short_path as _short_path
 from stepgraph.checkpoint.base import next_string_version
 from stepgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
