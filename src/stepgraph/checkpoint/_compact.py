@@ -1,7 +1,7 @@
 """The SQL savers' row format: diff rows, inline small values, content-addressed pieces.
 
-``CompactCodec`` extends ``SaverCodec`` (list deltas) with three things that keep a long
-conversation's storage close to the size of its messages:
+``CompactCodec`` extends ``SaverCodec`` (list deltas) with what keeps a long conversation's
+storage close to the size of its messages:
 
 - **Diff rows.** A checkpoint row holds the packed checkpoint (``_packing``), or, when its
   parent is the last row this process stored for the thread, only the difference from the
@@ -13,7 +13,11 @@ conversation's storage close to the size of its messages:
   a value get no row at all.
 - **Pieces.** Large list elements of stored values and writes (messages, say) are stored once
   per thread and referenced by digest (``_pieces``), so a message in the input, in its task's
-  pending write, in a list delta and in list snapshots takes its bytes only once.
+  pending write, in a list delta and in list snapshots takes its bytes only once; pieces are
+  stored deflated with a fixed dictionary of message fields (``_squeeze``).
+- **Shorter keys.** Ids, versions, types and task paths are stored in shorter forms that
+  sort the same (``_ids``, ``_stored_forms``); a long thread id is stored as a key of
+  ``sg_threads`` (``thread_key``); a task's regular writes share one row (``WritesPlan``).
 
 Whether a value is inline is a function of the value alone, so a full row written with no
 parent in memory re-derives the inline values from ``channel_values`` and agrees with the rows
@@ -86,6 +90,8 @@ class _RowTip:
 
 MERGED = "w:"
 """Stored type prefix of a write row holding all regular writes of one ``put_writes``."""
+
+
 @dataclass(frozen=True, slots=True)
 class WritesPlan:
     """The rows of one ``put_writes``: a task's regular writes are stored as ``merged`` (one

@@ -153,13 +153,26 @@ def _ref_at(buf: memoryview, pos: int, end: int) -> bytes | None:
 def _all_refs(skeleton: bytes) -> list[bytes] | None:
     """The digests of a skeleton that is an array of references only (a list delta or
     snapshot), found without walking; ``None`` for any other skeleton."""
-    kind, n, start = _header(memoryview(skeleton), 0) if skeleton else (0, 0, 0)
-    if kind != 1 or len(skeleton) - start != n * _REF_LEN:
+    if not skeleton:
         return None
-    heads = {skeleton[i : i + 3] for i in range(start, len(skeleton), _REF_LEN)}
-    if heads != {_REF_HEAD}:
+    first = skeleton[0]
+    if 0x90 <= first <= 0x9F:
+        n, start = first & 0x0F, 1
+    elif first == 0xDC and len(skeleton) >= 3:
+        n, start = int.from_bytes(skeleton[1:3], "big"), 3
+    elif first == 0xDD and len(skeleton) >= 5:
+        n, start = int.from_bytes(skeleton[1:5], "big"), 5
+    else:
         return None
-    return [skeleton[i + 3 : i + _REF_LEN] for i in range(start, len(skeleton), _REF_LEN)]
+    end = len(skeleton)
+    if end - start != n * _REF_LEN:
+        return None
+    out = []
+    for i in range(start, end, _REF_LEN):
+        if not skeleton.startswith(_REF_HEAD, i):
+            return None
+        out.append(skeleton[i + 3 : i + _REF_LEN])
+    return out
 
 
 def refs(skeleton: bytes) -> list[bytes]:

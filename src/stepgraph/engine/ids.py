@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import random
 import threading
 import time
 
@@ -20,6 +21,9 @@ def task_id(*parts: str | int) -> str:
 
 _last_ns = 0
 _lock = threading.Lock()
+_rng = random.Random(os.urandom(16))
+"""Random low bits of checkpoint ids (no system call per id); reseeded in forked children."""
+os.register_at_fork(after_in_child=lambda: _rng.seed(os.urandom(16)))
 
 
 def checkpoint_id(step: int = 0) -> str:
@@ -34,7 +38,7 @@ def checkpoint_id(step: int = 0) -> str:
     time_mid = (now >> 12) & 0xFFFF
     time_low = now & 0x0FFF
     clock = step & 0x3FFF
-    node = int.from_bytes(os.urandom(6), "big")
+    node = _rng.getrandbits(48)
     return (
         f"{time_high:08x}-{time_mid:04x}-6{time_low:03x}-"
         f"{0x8000 | clock:04x}-{node:012x}"
