@@ -210,16 +210,25 @@ def _same(a: Any, b: Any) -> bool:
     return type(a) is type(b) and a == b
 
 
-def diff(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
-    """What turns ``old`` into ``new``: ``{key: [0, value] | [1] | [2, nested diff]}``."""
-    out: dict[str, Any] = {}
+_SUB_GROUPED = 4
+"""Diff op of a nested int-keyed map: ``[4, nested diff, [[value, [keys]], ...]]``, the keys
+set to one shared value listed once (a step gives all the channels it updates the same new
+version)."""
+
+
+def diff(old: dict[Any, Any], new: dict[Any, Any]) -> dict[Any, Any]:
+    """What turns ``old`` into ``new``: ``{key: [0, value] | [1] | [2, nested diff] |
+    [4, nested diff, groups]}``."""
+    out: dict[Any, Any] = {}
     for key, value in new.items():
         if key in old:
             before = old[key]
             if _same(before, value):
                 continue
             if type(before) is dict and type(value) is dict:
-                out[key] = [_SUB, diff(before, value)]
+                nested = diff(before, value)
+                groups = _groups(nested)
+                out[key] = [_SUB_GROUPED, nested, groups] if groups else [_SUB, nested]
                 continue
         out[key] = [_SET, value]
     for key in old:
@@ -228,7 +237,22 @@ def diff(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def patch(old: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
+def _groups(changes: dict[Any, Any]) -> list[list[Any]]:
+    """Take the sets of one shared int value out of an int-keyed diff; returns the groups."""
+    by_value: dict[int, list[int]] = {}
+    for key, change in changes.items():
+        if type(key) is not int:
+            return []
+        if change[0] == _SET and type(change[1]) is int:
+            by_value.setdefault(change[1], []).append(key)
+    groups = [[value, keys] for value, keys in by_value.items() if len(keys) > 1]
+    for _, keys in groups:
+        for key in keys:
+            del changes[key]
+    return groups
+
+
+def patch(old: dict[Any, Any], changes: dict[Any, Any]) -> dict[Any, Any]:
     """``old`` with ``changes`` (from ``diff``) applied; ``old`` is not modified."""
     out = dict(old)
     for key, change in changes.items():
@@ -238,7 +262,12 @@ def patch(old: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
         elif op == _DEL:
             out.pop(key, None)
         else:
-            out[key] = patch(out.get(key) or {}, change[1])
+            nested = patch(out.get(key) or {}, change[1])
+            if op == _SUB_GROUPED:
+                for value, keys in change[2]:
+                    for k in keys:
+                        nested[k] = value
+            out[key] = nested
     return out
 
 
@@ -247,10 +276,10 @@ _DELTA = 3
 
 
 def _predict(parent: dict[str, Any]) -> dict[str, Any]:
-    """What a child row most likely holds: its parent's, one step further."""
+    """What a child row most likely holds: its parent's, one step further, from the loop."""
     md = parent.get("md")
     if type(md) is dict and type(md.get("step")) is int:
-        return {**parent, "md": {**md, "step": md["step"] + 1}}
+        return {**parent, "md": {**md, "step": md["step"] + 1, "source": "loop"}}
     return parent
 
 

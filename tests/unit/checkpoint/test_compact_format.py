@@ -144,3 +144,19 @@ def test_row_diffs_predict_the_step_and_store_the_time_as_an_offset() -> None:
         assert _packing.row_patch(parent, _packing.row_diff(parent, other)) == other
     raw = {**child, "ts": "not-a-time"}
     assert _packing.row_patch(parent, _packing.row_diff(parent, raw)) == raw
+
+
+_maps = st.dictionaries(
+    st.integers(0, 6) | st.sampled_from(["a", "b", "source", "step"]),
+    st.integers(0, 3) | st.text(max_size=3)
+    | st.dictionaries(st.integers(0, 4), st.integers(0, 2), max_size=4),
+    max_size=7,
+)  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(_maps, _maps)
+def test_diff_then_patch_is_exact(old: dict[Any, Any], new: dict[Any, Any]) -> None:
+    """Any pair of maps (int and str keys, nested, shared values grouped) patches exactly."""
+    assert _packing.patch(old, _packing.diff(old, new)) == new
+    assert _packing.row_patch(old, _packing.row_diff(old, new)) == new
