@@ -52,3 +52,28 @@ class TestAsyncPostgresSaver(SaverConformance):
         async with AsyncPostgresSaver.from_conn_string(pg_dsn) as saver:
             await saver.setup()
             yield saver
+
+
+class TestSqliteSaverEncrypted(SaverConformance):
+    """An encrypting serializer: rows are packed by it, values are not split into pieces."""
+
+    @pytest.fixture
+    def saver(self, tmp_path: Any):
+        pytest.importorskip("Crypto")
+        from stepgraph.checkpoint.serde.encrypted import EncryptedSerializer
+
+        serde = EncryptedSerializer.from_pycryptodome_aes(key=b"k" * 16)
+        with SqliteSaver.from_conn_string(str(tmp_path / "cp.db"), serde=serde) as saver:
+            yield saver
+
+
+class TestSqliteSaverMsgpackBackend(SaverConformance):
+    """The pure-Python msgpack backend of the serializer."""
+
+    @pytest.fixture
+    def saver(self, tmp_path: Any):
+        from stepgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+
+        serde = JsonPlusSerializer(backend="msgpack")
+        with SqliteSaver.from_conn_string(str(tmp_path / "cp.db"), serde=serde) as saver:
+            yield saver
