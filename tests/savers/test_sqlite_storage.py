@@ -148,3 +148,38 @@ def test_500_turn_graph_chat_with_short_messages_stays_linear(tmp_path: Path) ->
     file_bytes, final, _ = _chat_file_bytes(tmp_path, 10, 30)
     print(f"\nshort 500-turn chat: file {file_bytes} B, final {final} B, {file_bytes / final:.2f}x")
     assert file_bytes <= 4 * final
+
+
+def test_a_chat_resumed_by_a_new_saver_every_turn_stays_linear(tmp_path: Path) -> None:
+    """Each turn on a fresh saver (a new process, say) still stores its append as a delta:
+    the list read at the start of the run becomes the delta base. Without that, every turn
+    would snapshot the whole list and the file would grow with the square of the turns."""
+    messages = pytest.importorskip("langchain_core.messages")
+    from stepgraph.graph import END, START, MessagesState, StateGraph
+
+    def assistant(state: MessagesState) -> dict[str, Any]:
+        n = len(state["messages"])
+        return {"messages": [messages.AIMessage(content=f"answer {n} with words", id=f"a{n}")]}
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("assistant", assistant)
+    builder.add_edge(START, "assistant")
+    builder.add_edge("assistant", END)
+    config = {"configurable": {"thread_id": "chat"}}
+    sizes = {}
+    for mode in ("one saver", "new saver per turn"):
+        path = tmp_path / f"{mode}.db"
+        saver_cm = SqliteSaver.from_conn_string(str(path))
+        saver = saver_cm.__enter__()
+        for turn in range(200):
+            if mode != "one saver" and turn:
+                saver_cm.__exit__(None, None, None)
+                saver_cm = SqliteSaver.from_conn_string(str(path))
+                saver = saver_cm.__enter__()
+            graph = builder.compile(checkpointer=saver)
+            question = messages.HumanMessage(content=f"question {turn}", id=f"u{turn}")
+            out = graph.invoke({"messages": [question]}, config)
+        saver_cm.__exit__(None, None, None)
+        assert len(out["messages"]) == 400
+        sizes[mode] = os.path.getsize(path)
+    assert sizes["new saver per turn"] <= 1.25 * sizes["one saver"], sizes

@@ -317,9 +317,12 @@ class SaverCodec:
                 values[channel] = self.loads_inline(inline[channel], piece)
                 continue
             key = (thread_id, ns, channel, self.blob_version(version))
-            value = self._resolve(lookup, key, piece)
+            chain: list[tuple[str, int, int]] = []
+            value = self._resolve(lookup, key, piece, chain)
             if value is not MISSING:
                 values[channel] = value
+                if chain and type(value) is list:
+                    self._learn((thread_id, ns, channel), str(version), value, *chain[0])
         ordered = sorted(writes, key=lambda w: (w[8], w[3], w[4]))
         return CheckpointTuple(
             config=checkpoint_config(name, ns, checkpoint_id),
@@ -364,12 +367,37 @@ class SaverCodec:
                 hint="the thread's rows were deleted or changed by another process; re-run it",
             ) from None
 
+    def _learn(
+        self, key: tuple[str, str, str], version: str, items: list[Any], anchor: str,
+        snapshot_bytes: int, delta_bytes: int,
+    ) -> None:
+        """A list read from storage becomes the delta base of its channel, unless a newer
+        one is known: a process that resumes a thread stores its next append as a delta
+        too, instead of a snapshot (which would make a chat resumed by a new process every
+        turn grow with the square of its length)."""
+        with self._lock:
+            tip = self._tips.get(key)
+            if tip is not None and not _newer(version, tip.version):
+                return
+            self._tips[key] = _Tip(version, self.loaded_blob_version(anchor), items.copy(),
+                                   snapshot_bytes, delta_bytes)  # fmt: skip
+            self._tips.move_to_end(key)
+            while len(self._tips) > self.max_tips:
+                self._tips.popitem(last=False)
+
+    def loaded_blob_version(self, stored: str) -> str:
+        """The version a blob row's stored version stands for (``blob_version`` reversed)."""
+        return stored
+
     def _resolve(
         self,
         lookup: Callable[[BlobKey], Blob | None],
         key: BlobKey,
         piece: PieceLookup | None = None,
+        chain: list[tuple[str, int, int]] | None = None,
     ) -> Any:
+        """The value of a blob, following its delta chain; ``chain`` receives
+        ``(snapshot version, snapshot bytes, delta bytes)`` of a list read that way."""
         parts: list[tuple[str, bytes]] = []
         while True:
             blob = lookup(key)
@@ -391,6 +419,8 @@ class SaverCodec:
             if base is None:
                 break
             key = (key[0], key[1], key[2], base)
+        if chain is not None:
+            chain.append((key[3], len(parts[-1][1]), sum(len(d) for _, d in parts[:-1])))
         loads = self.serde.loads_typed
         if len(parts) == 1:
             return loads(parts[0])

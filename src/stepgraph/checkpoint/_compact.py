@@ -41,7 +41,7 @@ from stepgraph.checkpoint._codec import (
     WriteRow,
 )
 from stepgraph.checkpoint._concat import MSGPACK
-from stepgraph.checkpoint._ids import loaded_id, stored_id, stored_version
+from stepgraph.checkpoint._ids import loaded_id, loaded_version, stored_id, stored_version
 from stepgraph.checkpoint._lru import Lru
 from stepgraph.checkpoint._squeeze import pack_piece, unpack_piece
 from stepgraph.checkpoint._stored_forms import loaded_type, long_path, short_path, stored_type
@@ -268,6 +268,10 @@ class CompactCodec(SaverCodec):
     def blob_version(self, version: Any) -> str:
         """Blob rows store versions in their short form (``_ids.stored_version``)."""
         return stored_version(str(version))
+
+    def loaded_blob_version(self, stored: str) -> str:
+        """``blob_version`` reversed."""
+        return loaded_version(stored)
 
     def _split_stored(
         self, typ: str, data: bytes, pieces: dict[bytes, bytes]

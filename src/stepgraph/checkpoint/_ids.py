@@ -108,3 +108,14 @@ def stored_version(version: str) -> str:
     if version.startswith("="):
         return "=" + version
     return version
+
+
+@functools.lru_cache(maxsize=16384)
+def loaded_version(stored: str) -> str:
+    """The version a stored version stands for (``stored_version`` reversed)."""
+    if not stored.startswith("="):
+        return stored
+    if stored.startswith("==") or len(stored) != 12:
+        return stored[1:]
+    n = int.from_bytes(_decode(stored[1:], b"\0"), "big")
+    return f"{n >> 24:012d}.{n & 0xFFFFFF:06x}"
