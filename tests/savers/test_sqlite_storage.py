@@ -151,9 +151,10 @@ def test_500_turn_graph_chat_with_short_messages_stays_linear(tmp_path: Path) ->
 
 
 def test_a_chat_resumed_by_a_new_saver_every_turn_stays_linear(tmp_path: Path) -> None:
-    """Each turn on a fresh saver (a new process, say) still stores its append as a delta:
-    the list read at the start of the run becomes the delta base. Without that, every turn
-    would snapshot the whole list and the file would grow with the square of the turns."""
+    """Each turn on a fresh saver (a new process, say) stores what one saver would: the list
+    and the row read at the start of the run become the delta and diff bases. Without that,
+    every turn would snapshot the whole list: the file would grow with the square of the
+    turns."""
     messages = pytest.importorskip("langchain_core.messages")
     from stepgraph.graph import END, START, MessagesState, StateGraph
 
@@ -182,4 +183,4 @@ def test_a_chat_resumed_by_a_new_saver_every_turn_stays_linear(tmp_path: Path) -
         saver_cm.__exit__(None, None, None)
         assert len(out["messages"]) == 400
         sizes[mode] = os.path.getsize(path)
-    assert sizes["new saver per turn"] <= 1.25 * sizes["one saver"], sizes
+    assert sizes["new saver per turn"] <= 1.1 * sizes["one saver"], sizes

@@ -148,7 +148,7 @@ class CompactCodec(SaverCodec):
     def __init__(self, serde: SerializerProtocol, **options: Any) -> None:
         super().__init__(serde, **options)
         self._rows: OrderedDict[tuple[str, str], _RowTip] = OrderedDict()
-        self._packed = Lru(4096)  # RowKey -> packed dict (cost 1 each)
+        self._packed = Lru(4096)  # RowKey -> (packed dict, depth in its diff chain)
         self._pieces = Lru(32 << 20)  # digest -> bytes (cost: size)
         self._stored_pieces = Lru(4 << 20)  # digest -> stored (compressed) form
         self.thread_keys = Lru(100_000)  # thread id -> stored key (keys never change)
@@ -356,7 +356,7 @@ class CompactCodec(SaverCodec):
             self._rows.move_to_end(key)
             while len(self._rows) > self.max_tips:
                 self._rows.popitem(last=False)
-        self._packed.put((*key, stored_id(tip.checkpoint_id)), tip.packed, 1)
+        self._packed.put((*key, stored_id(tip.checkpoint_id)), (tip.packed, tip.depth), 1)
 
     def _cache_pieces(self, pieces: Any) -> None:
         for digest, data in pieces:
@@ -389,7 +389,7 @@ class CompactCodec(SaverCodec):
             if r[8] != DIFF:
                 continue
             parent = (r[0], r[1], r[3] or "")
-            if parent not in have and self._packed.get(parent) is None:
+            if parent not in have and self._packed.get(parent) is None:  # (packed, depth)
                 want.append(parent)
                 have.add(parent)
         return want
@@ -399,18 +399,15 @@ class CompactCodec(SaverCodec):
     ) -> list[Decoded]:
         """``(checkpoint, inline values, metadata)`` per row, patching diffs along parents."""
         by_key = {(r[0], r[1], r[2]): r for r in (*ancestors, *rows)}
-        memo: dict[RowKey, dict[str, Any]] = {}
+        memo: dict[RowKey, tuple[dict[str, Any], int]] = {}
 
-        def packed_of(key: RowKey) -> dict[str, Any]:
+        def packed_of(key: RowKey) -> tuple[dict[str, Any], int]:
+            """The packed row and its depth in its diff chain."""
             chain: list[CompactRow] = []
-            base: dict[str, Any] | None = None
+            found: tuple[dict[str, Any], int] | None = None
             while True:
-                if key in memo:
-                    base = memo[key]
-                    break
-                cached = self._packed.get(key)
-                if cached is not None:
-                    base = cached
+                found = memo.get(key) or self._packed.get(key)
+                if found is not None:
                     break
                 row = by_key.get(key)
                 if row is None:
@@ -419,13 +416,16 @@ class CompactCodec(SaverCodec):
                 if row[8] != DIFF:
                     break
                 key = (row[0], row[1], row[3] or "")
+            base, depth = found if found is not None else ({}, -1)
             for row in reversed(chain):
                 payload = self.serde.loads_typed((loaded_type(row[4]), row[5]))
-                base = payload if row[8] != DIFF else _packing.row_patch(base or {}, payload)
-                memo[(row[0], row[1], row[2])] = base
-                self._packed.put((row[0], row[1], row[2]), base, 1)
-            assert base is not None
-            return base
+                if row[8] == DIFF:
+                    base, depth = _packing.row_patch(base, payload), depth + 1
+                else:
+                    base, depth = payload, 0
+                memo[(row[0], row[1], row[2])] = (base, depth)
+                self._packed.put((row[0], row[1], row[2]), (base, depth), 1)
+            return base, depth
 
         out: list[Decoded] = []
         for r in rows:
@@ -435,11 +435,26 @@ class CompactCodec(SaverCodec):
                     payload["channel_values"] = {}
                     out.append((payload, {}, self.load_metadata(r)))  # type: ignore[arg-type]
                     continue
-            packed = packed_of((r[0], r[1], r[2]))
+            packed, depth = packed_of((r[0], r[1], r[2]))
             checkpoint, inline, md = _packing.unpack(packed, loaded_id(r[2]))
+            self._learn_row((r[0], r[1]), checkpoint, packed, inline, depth)
             checkpoint["channel_values"] = {}
             out.append((checkpoint, inline, md))  # type: ignore[arg-type]
         return out
+
+    def _learn_row(
+        self, key: tuple[str, str], checkpoint: Checkpoint, packed: dict[str, Any],
+        inline: dict[str, Any], depth: int,
+    ) -> None:
+        """A row read from storage is the diff base of its thread's next put, unless this
+        process already has one (a resumed run then starts with a diff row, not a full one)."""
+        with self._lock:
+            if key in self._rows:
+                return
+            self._rows[key] = _RowTip(checkpoint["id"], packed,
+                                      dict(checkpoint["channel_versions"]), inline, depth)  # fmt: skip
+            while len(self._rows) > self.max_tips:
+                self._rows.popitem(last=False)
 
     def _broken_chain(self, key: RowKey) -> Exception:
         from stepgraph.checkpoint.base import SaverError
