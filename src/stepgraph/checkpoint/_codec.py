@@ -15,7 +15,8 @@ snapshot, so snapshot sizes grow geometrically and the total stays
 a snapshot and concatenates (with one decode when the serializer writes plain msgpack
 arrays, see ``_concat``), so every stored version reads back exactly. The memory is only a
 hint: a cold or stale entry just means a full snapshot is written, and a failed transaction
-never becomes a base (``PutPlan.commit``). Caveats of comparing by identity/equality: an
+never becomes a base (``PutPlan.commit``). A list read from storage is remembered too
+(``_learn``), so a new process resuming a thread appends deltas instead of snapshots. Caveats of comparing by identity/equality: an
 element mutated *in place* after being stored is seen as unchanged, and an element replaced
 by an equal one of another type (``1`` by ``True``) keeps the stored type.
 """
