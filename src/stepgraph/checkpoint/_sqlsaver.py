@@ -124,32 +124,22 @@ class SqlSaver(BaseCheckpointSaver[str]):
 
     def perform_batch(self, ops: Sequence[tuple[Any, ...]]) -> None:
         """Engine save ops (``("put", config, checkpoint, metadata, new_versions)`` and
-        ``("put_writes", config, writes, task_id, task_path)``) in one transaction.
-
-        All of them are stored or none; a failed batch is retried op by op, so the ops before
-        a failing one are stored and the failure is raised as the single calls would.
-        """
+        ``("put_writes", config, writes, task_id, task_path)``) in one transaction: all of
+        them are stored or none. On failure the caller stores them one by one (the engine's
+        ``perform_sync``), so the ops before a failing one are kept."""
         try:
             self._run(flows.batch(self.dialect, self._codec, ops), True)
-        except Exception:
+        except BaseException:
             self._codec.forget_ops(ops)
-            for op in ops:
-                if op[0] == "put":
-                    self.put(op[1], op[2], op[3], op[4])
-                else:
-                    self.put_writes(op[1], op[2], op[3], op[4])
+            raise
 
     async def aperform_batch(self, ops: Sequence[tuple[Any, ...]]) -> None:
         """Async ``perform_batch``."""
         try:
             await self._arun(flows.batch(self.dialect, self._codec, ops), True)
-        except Exception:
+        except BaseException:
             self._codec.forget_ops(ops)
-            for op in ops:
-                if op[0] == "put":
-                    await self.aput(op[1], op[2], op[3], op[4])
-                else:
-                    await self.aput_writes(op[1], op[2], op[3], op[4])
+            raise
 
     def get_next_version(self, current: str | None, channel: Any = None) -> str:
         """``"%032d.%016f"`` versions: a counter plus a random fraction."""

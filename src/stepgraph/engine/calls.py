@@ -145,6 +145,16 @@ def _call_sync(sub: Task) -> Any:
     return fn.func(*args, **kwargs)
 
 
+def _retry_or_raise(sub: Task, exc: Exception) -> float:
+    """The delay before retrying ``sub`` after ``exc`` (its attempt reset for the retry);
+    re-raises ``exc`` when its retry policy gives up or it has none."""
+    delay = retry_delay(sub.retry_policy, exc, sub.attempt) if sub.node.retry_policy else None
+    if delay is None:
+        raise exc
+    sub.reset_attempt()
+    return delay
+
+
 def _run_sync(sub: Task) -> Any:
     import time
 
@@ -156,11 +166,7 @@ def _run_sync(sub: Task) -> Any:
             _interrupted(sub, exc)
             raise
         except Exception as exc:
-            delay = retry_delay(sub.retry_policy, exc, sub.attempt) if sub.node.retry_policy else None
-            if delay is None:
-                raise
-            sub.reset_attempt()
-            time.sleep(delay)
+            time.sleep(_retry_or_raise(sub, exc))
         finally:
             reset_current_task(token)
 
@@ -176,10 +182,6 @@ async def _run_async(sub: Task) -> Any:
             _interrupted(sub, exc)
             raise
         except Exception as exc:
-            delay = retry_delay(sub.retry_policy, exc, sub.attempt) if sub.node.retry_policy else None
-            if delay is None:
-                raise
-            sub.reset_attempt()
-            await asyncio.sleep(delay)
+            await asyncio.sleep(_retry_or_raise(sub, exc))
         finally:
             reset_current_task(token)

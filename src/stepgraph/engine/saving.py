@@ -153,11 +153,15 @@ def _config_metadata(config: Any) -> dict[str, Any]:
 
 
 def perform_sync(saver: Any, ops: list[Op]) -> None:
-    """Run queued saver calls in order (sync drivers); in one transaction when the saver
-    offers ``perform_batch`` (the SQL savers do)."""
+    """Run queued saver calls in order (sync drivers): in one transaction when the saver
+    offers ``perform_batch`` (the SQL savers do), else, or if that fails, one by one, so
+    the calls before a failing one are stored and its error is raised."""
     if len(ops) > 1 and hasattr(saver, "perform_batch"):
-        saver.perform_batch(ops)
-        return
+        try:
+            saver.perform_batch(ops)
+            return
+        except Exception:  # noqa: BLE001 - redone one by one below, which raises it again
+            pass
     for op in ops:
         if op[0] == "put":
             saver.put(op[1], op[2], op[3], op[4])
@@ -168,8 +172,11 @@ def perform_sync(saver: Any, ops: list[Op]) -> None:
 async def perform_async(saver: Any, ops: list[Op]) -> None:
     """Run queued saver calls in order (async drivers); batched like ``perform_sync``."""
     if len(ops) > 1 and hasattr(saver, "aperform_batch"):
-        await saver.aperform_batch(ops)
-        return
+        try:
+            await saver.aperform_batch(ops)
+            return
+        except Exception:  # noqa: BLE001 - redone one by one below, which raises it again
+            pass
     for op in ops:
         if op[0] == "put":
             await saver.aput(op[1], op[2], op[3], op[4])
@@ -244,8 +251,8 @@ _MAX_BATCH = 64
 
 
 def _perform_group(batch: list[tuple[SyncWriter, list[Op]]]) -> None:
-    """Store queued submissions, consecutive ones of one saver in one transaction (when it
-    offers ``perform_batch``); a failed group is redone per submission so each run gets
+    """Store queued submissions; consecutive ones of one saver go in one transaction when
+    it offers ``perform_batch``. A failed group is redone per submission, so each run gets
     its own error."""
     start = 0
     while start < len(batch):
@@ -254,21 +261,20 @@ def _perform_group(batch: list[tuple[SyncWriter, list[Op]]]) -> None:
         while end < len(batch) and batch[end][0].saver is saver:
             end += 1
         group = batch[start:end]
+        start = end
         if len(group) > 1 and hasattr(saver, "perform_batch") and all(
             w.error is None for w, _ in group
         ):
             try:
                 saver.perform_batch([op for _, ops in group for op in ops])
-            except BaseException:  # noqa: BLE001 - redone one by one below for the errors
+            except Exception:  # noqa: BLE001 - redone per submission below for the errors
                 pass
             else:
                 for writer, _ in group:
                     writer._done()
-                start = end
                 continue
         for writer, ops in group:
             writer._run(ops)
-        start = end
 
 
 def _writer_queue() -> Any:

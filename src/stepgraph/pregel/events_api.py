@@ -30,35 +30,43 @@ class EventsAPI:
     ) -> AsyncIterator[dict[str, Any]]:
         """Yield ``on_chain_*`` events for the graph and its nodes and ``on_chat_model_*``
         events for chat models called in nodes (those need langchain-core)."""
-        _check_version(version)
-        flt = EventFilter(**{k: kwargs.pop(k) for k in _FILTERS if k in kwargs})
-        conv = EventConverter(self.name, input)
-        if flt.allows(conv.start):
-            yield conv.start
+        events = _Events(self.name, input, version, kwargs)
+        for event in events.start():
+            yield event
         async for part in self.astream(input, config, stream_mode=INTERNAL_MODES, subgraphs=True,
                                        _raw_parts=True, **kwargs):
-            for event in conv.convert(part):
-                if flt.allows(event):
-                    yield event
-        for event in conv.end(None):
-            if flt.allows(event):
+            for event in events.convert(part):
                 yield event
+        for event in events.end():
+            yield event
 
     def stream_events(
         self: Pregel, input: Any, config: Any = None, *, version: str = "v2",  # type: ignore[misc]
         **kwargs: Any,
     ) -> Iterator[dict[str, Any]]:
         """Sync twin of ``astream_events``."""
-        _check_version(version)
-        flt = EventFilter(**{k: kwargs.pop(k) for k in _FILTERS if k in kwargs})
-        conv = EventConverter(self.name, input)
-        if flt.allows(conv.start):
-            yield conv.start
+        events = _Events(self.name, input, version, kwargs)
+        yield from events.start()
         for part in self.stream(input, config, stream_mode=INTERNAL_MODES, subgraphs=True,
                                 _raw_parts=True, **kwargs):
-            for event in conv.convert(part):
-                if flt.allows(event):
-                    yield event
-        for event in conv.end(None):
-            if flt.allows(event):
-                yield event
+            yield from events.convert(part)
+        yield from events.end()
+
+
+class _Events:
+    """The filtered events of one run, shared by the sync and async twins. Takes the filter
+    keyword arguments out of ``kwargs`` (the rest go to ``stream``)."""
+
+    def __init__(self, name: str, input: Any, version: str, kwargs: dict[str, Any]) -> None:
+        _check_version(version)
+        self.filter = EventFilter(**{k: kwargs.pop(k) for k in _FILTERS if k in kwargs})
+        self.converter = EventConverter(name, input)
+
+    def start(self) -> list[dict[str, Any]]:
+        return [self.converter.start] if self.filter.allows(self.converter.start) else []
+
+    def convert(self, part: Any) -> list[dict[str, Any]]:
+        return [e for e in self.converter.convert(part) if self.filter.allows(e)]
+
+    def end(self) -> list[dict[str, Any]]:
+        return [e for e in self.converter.end(None) if self.filter.allows(e)]

@@ -254,10 +254,6 @@ class RemoteGraph:
         state = await client.threads.get_state(tid, checkpoint=ckpt, subgraphs=subgraphs)
         return snapshot_of(state, tid)
 
-    def _history_page(self, remaining: int | None) -> int:
-        page = self.history_page_size
-        return min(remaining, page) if remaining is not None else page
-
     def get_state_history(
         self, config: Any, *, filter: Mapping[str, Any] | None = None, before: Any = None,
         limit: int | None = None,
@@ -265,39 +261,25 @@ class RemoteGraph:
         """The thread's checkpoints, newest first (all of them unless ``limit`` is given)."""
         tid, _, ckpt = self._state_call(config, "get_state_history")
         client = self._sync("get_state_history")
-        cursor = before_of(before) if before else None
-        remaining = limit
-        while remaining is None or remaining > 0:
-            size = self._history_page(remaining)
-            states = client.threads.get_history(tid, limit=size, before=cursor,
+        pager = _HistoryPager(self.history_page_size, limit, before)
+        while (size := pager.next_size()) is not None:
+            states = client.threads.get_history(tid, limit=size, before=pager.cursor,
                                                 metadata=filter, checkpoint=ckpt)
-            for state in states:
-                yield snapshot_of(state, tid)
-            if remaining is not None:
-                remaining -= len(states)
-            if len(states) < size or not states[-1].get("checkpoint"):
-                return
-            cursor = before_of({"configurable": states[-1]["checkpoint"]})
+            yield from pager.take(states, tid)
 
     async def aget_state_history(
         self, config: Any, *, filter: Mapping[str, Any] | None = None, before: Any = None,
         limit: int | None = None,
     ) -> AsyncIterator[StateSnapshot]:
+        """Async ``get_state_history``."""
         tid, _, ckpt = self._state_call(config, "aget_state_history")
         client = self._async("aget_state_history")
-        cursor = before_of(before) if before else None
-        remaining = limit
-        while remaining is None or remaining > 0:
-            size = self._history_page(remaining)
-            states = await client.threads.get_history(tid, limit=size, before=cursor,
+        pager = _HistoryPager(self.history_page_size, limit, before)
+        while (size := pager.next_size()) is not None:
+            states = await client.threads.get_history(tid, limit=size, before=pager.cursor,
                                                       metadata=filter, checkpoint=ckpt)
-            for state in states:
-                yield snapshot_of(state, tid)
-            if remaining is not None:
-                remaining -= len(states)
-            if len(states) < size or not states[-1].get("checkpoint"):
-                return
-            cursor = before_of({"configurable": states[-1]["checkpoint"]})
+            for snap in pager.take(states, tid):
+                yield snap
 
     def update_state(self, config: Any, values: Any, as_node: str | None = None,
                      task_id: str | None = None) -> dict[str, Any]:
@@ -341,3 +323,31 @@ def _not_supported(what: str) -> _NotSupported:
         code="SG509",
         hint="call update_state() once per update",
     )
+
+
+class _HistoryPager:
+    """Pages of ``GET /threads/{id}/history``, newest first, for the sync and async twins:
+    ``next_size()`` says how many to ask for (``None``: done), ``take`` reads a page."""
+
+    def __init__(self, page_size: int, limit: int | None, before: Any) -> None:
+        self.page_size = page_size
+        self.remaining = limit
+        self.cursor = before_of(before) if before else None
+        self.done = False
+
+    def next_size(self) -> int | None:
+        if self.done or (self.remaining is not None and self.remaining <= 0):
+            return None
+        if self.remaining is None:
+            return self.page_size
+        return min(self.remaining, self.page_size)
+
+    def take(self, states: list[Any], tid: str) -> list[StateSnapshot]:
+        size = self.next_size() or 0
+        if self.remaining is not None:
+            self.remaining -= len(states)
+        if len(states) < size or not states or not states[-1].get("checkpoint"):
+            self.done = True
+        else:
+            self.cursor = before_of({"configurable": states[-1]["checkpoint"]})
+        return [snapshot_of(state, tid) for state in states]
