@@ -378,13 +378,10 @@ class SaverCodec:
         turn grow with the square of its length)."""
         with self._lock:
             tip = self._tips.get(key)
-            if tip is not None and not _newer(version, tip.version):
-                return
-            self._tips[key] = _Tip(version, self.loaded_blob_version(anchor), items.copy(),
-                                   snapshot_bytes, delta_bytes)  # fmt: skip
-            self._tips.move_to_end(key)
-            while len(self._tips) > self.max_tips:
-                self._tips.popitem(last=False)
+        if tip is None or _newer(version, tip.version):  # (a hint: a race only costs a snapshot)
+            anchor_version = self.loaded_blob_version(anchor)
+            learned = _Tip(version, anchor_version, items.copy(), snapshot_bytes, delta_bytes)
+            self._remember([(key, learned)])
 
     def loaded_blob_version(self, stored: str) -> str:
         """The version a blob row's stored version stands for (``blob_version`` reversed)."""

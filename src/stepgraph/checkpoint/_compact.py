@@ -449,12 +449,10 @@ class CompactCodec(SaverCodec):
         """A row read from storage is the diff base of its thread's next put, unless this
         process already has one (a resumed run then starts with a diff row, not a full one)."""
         with self._lock:
-            if key in self._rows:
-                return
-            self._rows[key] = _RowTip(checkpoint["id"], packed,
-                                      dict(checkpoint["channel_versions"]), inline, depth)  # fmt: skip
-            while len(self._rows) > self.max_tips:
-                self._rows.popitem(last=False)
+            known = key in self._rows
+        if not known:
+            versions = dict(checkpoint["channel_versions"])
+            self._remember_row(key, _RowTip(checkpoint["id"], packed, versions, inline, depth))
 
     def _broken_chain(self, key: RowKey) -> Exception:
         from stepgraph.checkpoint.base import SaverError
