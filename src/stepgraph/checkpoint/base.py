@@ -15,12 +15,12 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Generic, Literal, NamedTuple, TypedDict, TypeVar
 
 from stepgraph.checkpoint._ids import uuid6
+from stepgraph.checkpoint.serde.base import SerializerProtocol
 from stepgraph.constants import MISSING, WRITES_IDX_MAP
 from stepgraph.errors import StepgraphError
 
 if TYPE_CHECKING:
     from stepgraph.channels.base import BaseChannel
-    from stepgraph.checkpoint.serde.base import SerializerProtocol
 
 __all__ = [
     "CHECKPOINT_FORMAT_VERSION",
@@ -35,6 +35,7 @@ __all__ = [
     "PendingWrite",
     "RunnableConfig",
     "SaverError",
+    "SerializerProtocol",
     "copy_checkpoint",
     "create_checkpoint",
     "empty_checkpoint",

@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import threading
 from collections import defaultdict
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from contextlib import ExitStack
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self
 
@@ -29,6 +30,7 @@ from stepgraph.checkpoint._codec import (
     SaverCodec,
     WriteRow,
 )
+from stepgraph.checkpoint._persistent import PersistentDict
 from stepgraph.checkpoint.base import (
     BaseCheckpointSaver,
     ChannelVersions,
@@ -43,7 +45,7 @@ from stepgraph.checkpoint.base import (
 if TYPE_CHECKING:
     from stepgraph.checkpoint.serde.base import SerializerProtocol
 
-__all__ = ["InMemorySaver", "MemorySaver"]
+__all__ = ["InMemorySaver", "MemorySaver", "PersistentDict"]
 
 _Typed = tuple[str, bytes]
 _Entry = tuple[_Typed, _Typed, str | None]
@@ -58,29 +60,47 @@ class InMemorySaver(BaseCheckpointSaver[str]):
     inline_writes = True
     """Stores in memory: the engine writes inline instead of on a writer thread."""
 
-    def __init__(self, *, serde: SerializerProtocol | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        serde: SerializerProtocol | None = None,
+        factory: Callable[..., defaultdict[Any, Any]] = defaultdict,
+    ) -> None:
+        """``factory`` builds the three tables (``defaultdict`` by default); with another
+        one, such as ``functools.partial(PersistentDict, filename=...)``, the tables are
+        context managers entered on ``stack`` and closed when the saver is."""
         super().__init__(serde=serde)
-        self.storage: defaultdict[str, dict[str, dict[str, _Entry]]] = defaultdict(dict)
-        self.writes: defaultdict[tuple[str, str, str], dict[tuple[str, int], Any]] = defaultdict(
+        self.storage: defaultdict[str, dict[str, dict[str, _Entry]]] = factory(dict)
+        self.writes: defaultdict[tuple[str, str, str], dict[tuple[str, int], Any]] = factory(
             dict
         )
-        self.blobs: dict[BlobKey, Blob] = {}
+        self.blobs: dict[BlobKey, Blob] = factory()
+        self.stack = ExitStack()
+        """Closed with the saver (``__exit__``); the tables made by a ``factory`` are on it."""
+        if factory is not defaultdict:
+            for table in (self.storage, self.writes, self.blobs):
+                if hasattr(table, "__enter__"):
+                    self.stack.enter_context(table)  # type: ignore[arg-type]
         self._codec = SaverCodec(self.serde)
         self._lock = threading.Lock()
 
     def __enter__(self) -> Self:
+        self.stack.__enter__()
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        return None
+    def __exit__(
+        self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
+    ) -> bool | None:
+        return self.stack.__exit__(et, e, tb)
 
     async def __aenter__(self) -> Self:
+        self.stack.__enter__()
         return self
 
     async def __aexit__(
         self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        return None
+    ) -> bool | None:
+        return self.stack.__exit__(et, e, tb)
 
     # --- sync API -----------------------------------------------------------------------
     def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
