@@ -34,10 +34,19 @@ GRAPH = (
 OK, REFUSED, INVALID, MISSING, UNKNOWN = "ok", CONFIG_UNSUPPORTED, CONFIG_INVALID, CONFIG_MISSING_PATH, CONFIG_UNKNOWN_KEY
 
 
+AUTH_MODULE = (
+    "from langgraph_sdk import Auth\n"
+    "auth = Auth()\n"
+    "@auth.authenticate\n"
+    "async def authenticate(headers: dict) -> str:\n"
+    "    return 'anyone'\n"
+)
+
+
 def write_config(tmp: Path, extra: dict[str, Any], *, name: str = "langgraph.json") -> Path:
     """A config with one graph ``g`` (``./g.py:graph``) plus ``extra`` keys."""
     (tmp / "g.py").write_text(GRAPH)
-    (tmp / "auth.py").write_text("auth = None\n")
+    (tmp / "auth.py").write_text(AUTH_MODULE)
     (tmp / ".env").write_text("# comment\nSG_CFG_A=1\nexport SG_CFG_B='two words'\n")
     (tmp / "pip.conf").write_text("[global]\n")
     (tmp / "src").mkdir(exist_ok=True)
