@@ -66,7 +66,9 @@ async def test_loopback_allowed_by_config() -> None:
     named = await resolve_webhook(LOOPBACK, "http://localhost:8123/x")
     assert named.host_header == "localhost:8123" and named.url.startswith(("http://127.", "http://[::1]"))
     v6 = await resolve_webhook(LOOPBACK, "https://[::1]/x")
-    assert v6.url == "https://[::1]:443/x" and v6.server_name == "::1"
+    assert v6.url == "https://[::1]:443/x" and v6.server_name == "::1" and v6.host_header == "[::1]"
+    with pytest.raises(WebhookRefused, match="loopback"):
+        await resolve_webhook(DEFAULT, "http://b\u00fccher.localhost/x")  # IDNA-encoded, still a loopback name
     with pytest.raises(WebhookRefused, match="private"):
         await resolve_webhook(LOOPBACK, "http://10.0.0.1/hook")
     with pytest.raises(WebhookRefused, match="link-local"):

@@ -85,6 +85,11 @@ def _split(policy: WebhookSettings, url: str) -> tuple[str, str, int]:
     host = (parts.hostname or "").rstrip(".")
     if not host:
         raise WebhookRefused("the URL has no host")
+    if not host.isascii():
+        try:
+            host = host.encode("idna").decode("ascii")
+        except UnicodeError:
+            raise WebhookRefused(f"host {host!r} is not a valid domain name") from None
     port = port or (443 if scheme == "https" else 80)
     if policy.allowed_ports and port not in policy.allowed_ports:
         raise WebhookRefused(f"port {port} is not in webhooks.url.allowed_ports")
@@ -150,7 +155,8 @@ async def resolve_webhook(policy: WebhookSettings, url: str) -> Target:
     netloc = f"[{ip}]:{port}" if ip.version == 6 else f"{ip}:{port}"
     path = parts.path or "/"
     target = f"{scheme}://{netloc}{path}" + (f"?{parts.query}" if parts.query else "")
-    host_header = parts.netloc.rsplit("@", 1)[-1]
+    shown = f"[{host}]" if ":" in host else host
+    host_header = f"{shown}:{parts.port}" if parts.port else shown
     return Target(target, host_header, host if scheme == "https" else None)
 
 
