@@ -11,16 +11,17 @@ from starlette.applications import Starlette
 from starlette.middleware import Middleware
 
 from stepgraph.server.context import ServerContext
-from stepgraph.server.cors import CORSMiddleware
+from stepgraph.server.cors import cors_middleware
 from stepgraph.server.errors import install_handlers
 from stepgraph.server.graphs import GraphRegistry
+from stepgraph.server.hosts import HostCheckMiddleware, allowed_hosts_for
 from stepgraph.server.routes import all_routes
 from stepgraph.server.runtime.eventlog import MemoryEventLog
 from stepgraph.server.runtime.executor import RunExecutor
 from stepgraph.server.runtime.queue import LocalRunQueue
 from stepgraph.server.runtime.service import RunService
 from stepgraph.server.runtime.threadlog import ThreadLogs
-from stepgraph.server.settings import ServerSettings, apply_env
+from stepgraph.server.settings import ServerSettings, apply_dependencies, apply_env
 from stepgraph.server.storage import open_backend
 
 __all__ = ["create_app"]
@@ -36,8 +37,9 @@ def create_app(settings: ServerSettings, *, registry: GraphRegistry | None = Non
     starts (ASGI lifespan), and running runs are cancelled when it stops.
     """
     apply_env(settings.env)
+    apply_dependencies(settings.dependencies)
     if registry is None:
-        registry = GraphRegistry(settings.graphs, settings.base_dir)
+        registry = GraphRegistry(settings.graphs, settings.base_dir, descriptions=settings.graph_descriptions)
         registry.load()
 
     @contextlib.asynccontextmanager
@@ -52,6 +54,8 @@ def create_app(settings: ServerSettings, *, registry: GraphRegistry | None = Non
             await ctx.assistants.ensure_system()
             await ctx.service.recover()
             app.state.ctx = ctx
+            for note in settings.notes:
+                logger.info("%s", note)
             logger.info("stepgraph server: %d graph(s) [%s], %s at %s", len(registry.ids),
                         ", ".join(registry.ids), backend.name, backend.location)
             try:
@@ -60,6 +64,10 @@ def create_app(settings: ServerSettings, *, registry: GraphRegistry | None = Non
                 await ctx.queue.shutdown()
                 ctx.thread_logs.close_all()
 
-    middleware: list[Any] = [Middleware(CORSMiddleware)]
+    middleware: list[Any] = [
+        cors_middleware(settings.cors),
+        Middleware(HostCheckMiddleware, allowed_hosts=allowed_hosts_for(settings.host, settings.allowed_hosts),
+                   bind=settings.host),
+    ]
     return Starlette(routes=all_routes(), lifespan=lifespan, middleware=middleware,
                      exception_handlers=install_handlers())

@@ -28,8 +28,18 @@ def build_parser() -> argparse.ArgumentParser:
                             "(default .stepgraph/stepgraph.sqlite next to the config)")
         p.add_argument("--n-jobs-per-worker", type=int, default=10, help="runs executed at once (default 10)")
         p.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
-        for flag in ("--no-browser", "--no-reload", "--allow-blocking"):
-            p.add_argument(flag, action="store_true", help="accepted for compatibility; ignored")
+        p.add_argument("--allowed-hosts", default=None, metavar="HOST[,HOST...]",
+                       help="Host header names to accept besides localhost, 127.0.0.1 and [::1], any "
+                            "port (DNS-rebinding defence; '*.example.com' for subdomains, '*' for any). "
+                            "Without it: only those three when bound to a loopback address, any otherwise")
+        p.add_argument("--no-browser", action="store_true",
+                       help="accepted for langgraph dev compatibility: stepgraph never opens a browser")
+        p.add_argument("--no-reload", action="store_true",
+                       help="accepted for langgraph dev compatibility: stepgraph never reloads on code "
+                            "changes (restart it after editing a graph)")
+        p.add_argument("--allow-blocking", action="store_true",
+                       help="accepted for langgraph dev compatibility: stepgraph never raises on blocking "
+                            "calls in graph code (sync nodes run in worker threads)")
     return parser
 
 
@@ -40,9 +50,12 @@ def run_cli(argv: Sequence[str]) -> int:
     if args.command is None:
         parser.print_help()
         return 2
+    logging.basicConfig(level=args.log_level.upper(), format="%(levelname)s:     %(message)s")
+    hosts = [h for h in args.allowed_hosts.split(",") if h.strip()] if args.allowed_hosts else None
     try:
         settings = load_settings(find_config(args.config), host=args.host, port=args.port,
-                                 database_url=args.database_url, n_jobs=args.n_jobs_per_worker)
+                                 database_url=args.database_url, n_jobs=args.n_jobs_per_worker,
+                                 allowed_hosts=hosts)
         from stepgraph.server.app import create_app
 
         app = create_app(settings)
@@ -51,13 +64,28 @@ def run_cli(argv: Sequence[str]) -> int:
         return 1
     import uvicorn
 
-    logging.basicConfig(level=args.log_level.upper(), format="%(levelname)s:     %(message)s")
+    from stepgraph.server.hosts import is_loopback_bind
+
+    if not is_loopback_bind(settings.host) and settings.auth is None:
+        print(exposed_warning(settings.host, settings.port), file=sys.stderr, flush=True)
     db = settings.database_url or str(settings.default_db_path)
     print(f"stepgraph {args.command}: http://{settings.host}:{settings.port}  "
           f"(graphs: {', '.join(settings.graphs)}; database: {_redact(db)})", flush=True)
     uvicorn.run(app, host=settings.host, port=settings.port, log_level=args.log_level, access_log=False,
                 timeout_graceful_shutdown=5)
     return 0
+
+
+def exposed_warning(host: str, port: int) -> str:
+    """The start-up banner of a server reachable from the network without auth."""
+    lines = [
+        f"WARNING: stepgraph is listening on {host}:{port}, beyond this machine, WITHOUT AUTHENTICATION.",
+        "Anyone who can reach this address can read every thread and run any graph with your credentials.",
+        'Add custom auth ("auth": {"path": "./auth.py:auth"} in the config) or bind 127.0.0.1.',
+    ]
+    width = max(len(line) for line in lines)
+    bar = "!" * (width + 4)
+    return "\n".join([bar, *(f"! {line.ljust(width)} !" for line in lines), bar])
 
 
 def _redact(url: str) -> str:

@@ -38,9 +38,10 @@ def _is_builder(obj: Any) -> bool:
 class GraphRegistry:
     """Graph id -> graph (or factory), loaded once at startup."""
 
-    def __init__(self, specs: dict[str, Any], base_dir: Path) -> None:
+    def __init__(self, specs: dict[str, Any], base_dir: Path, *, descriptions: dict[str, str] | None = None) -> None:
         self.specs = dict(specs)
         self.base_dir = base_dir
+        self.descriptions = dict(descriptions or {})
         self._objects: dict[str, Any] = {}
         self._modules: dict[Path, Any] = {}
 

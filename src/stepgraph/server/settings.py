@@ -4,18 +4,20 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["ConfigError", "ServerSettings", "find_config", "load_settings"]
+from stepgraph.server.config_errors import ConfigError
+from stepgraph.server.config_webhooks import WebhookSettings
+
+if TYPE_CHECKING:
+    from stepgraph.server.config_schema import AuthConfig, CorsConfig
+
+__all__ = ["ConfigError", "ServerSettings", "apply_dependencies", "apply_env", "find_config", "load_settings"]
 
 CONFIG_NAMES = ("stepgraph.json", "langgraph.json")
-
-
-class ConfigError(Exception):
-    """The config file is missing or malformed, or a graph cannot be loaded."""
-
 
 @dataclass
 class ServerSettings:
@@ -30,6 +32,14 @@ class ServerSettings:
     after the command returns, and a run that already finished by then reaches a new
     subscription only partly through an older, narrower stream (LangGraph's server has a
     similar dispatch latency).
+
+    From the config file (``config_policy`` decides every key): ``graph_descriptions``
+    (the system assistants' descriptions), ``dependencies`` (local folders put on
+    ``sys.path``), ``env``, ``cors`` (``http.cors``; ``None`` allows loopback origins only),
+    ``auth`` (the ``auth`` key, validated; enforced by ``server/auth``), ``webhooks`` and
+    ``notes`` (start-up log lines about build-time keys). ``allowed_hosts``: the ``Host``
+    header values accepted (``None``: loopback names when bound to a loopback address, any
+    otherwise; ``["*"]`` turns the check off).
     """
 
     graphs: dict[str, Any]
@@ -42,6 +52,13 @@ class ServerSettings:
     protocol_start_delay: float = 0.1
     env: dict[str, str] = field(default_factory=dict)
     config_path: Path | None = None
+    graph_descriptions: dict[str, str] = field(default_factory=dict)
+    dependencies: list[Path] = field(default_factory=list)
+    cors: CorsConfig | None = None
+    auth: AuthConfig | None = None
+    webhooks: WebhookSettings = field(default_factory=WebhookSettings)
+    allowed_hosts: list[str] | None = None
+    notes: list[str] = field(default_factory=list)
 
     @property
     def default_db_path(self) -> Path:
@@ -68,53 +85,42 @@ def find_config(path: str | None) -> Path:
 
 
 def load_settings(path: Path, **overrides: Any) -> ServerSettings:
-    """Read ``path`` (a ``stepgraph.json`` or ``langgraph.json``) into ``ServerSettings``."""
+    """Read ``path`` (a ``stepgraph.json`` or ``langgraph.json``) into ``ServerSettings``.
+
+    Every key is honoured or refused here (``ConfigError`` lists each refused key with its
+    code, the reason and a hint); paths must exist. Nothing is imported or set yet:
+    ``create_app`` applies ``env`` and ``dependencies`` and loads the graphs.
+    """
+    from stepgraph.server.config_policy import decide
+    from stepgraph.server.config_schema import parse_config
+
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise ConfigError(f"Cannot read {path}: {exc}") from None
-    if not isinstance(data, dict):
-        raise ConfigError(f"{path}: expected a JSON object")
-    graphs = data.get("graphs")
-    if not isinstance(graphs, dict) or not graphs:
-        raise ConfigError(f'{path}: "graphs" must be a non-empty object of id -> "./file.py:variable"')
-    graphs = dict(graphs)
-    for gid, ref in graphs.items():
-        if isinstance(ref, dict) and isinstance(ref.get("path"), str):
-            ref = graphs[gid] = ref["path"]  # {"path": ..., "description": ...} form
-        if not isinstance(ref, str) or ":" not in ref:
-            raise ConfigError(f'{path}: graph {gid!r} must be "./file.py:variable", got {ref!r}')
+    config = parse_config(data, str(path))
     base = path.resolve().parent
-    settings = ServerSettings(graphs=graphs, base_dir=base, config_path=path.resolve(),
-                              env=_read_env(data.get("env"), base))
+    decided = decide(config, base, str(path), os.environ)
+    settings = ServerSettings(graphs=decided.graphs, base_dir=base, config_path=path.resolve(),
+                              env=decided.env, graph_descriptions=decided.descriptions,
+                              dependencies=decided.dependencies, cors=decided.cors, auth=decided.auth,
+                              webhooks=decided.webhooks, notes=decided.notes)
     for key, value in overrides.items():
+        if not hasattr(settings, key):
+            raise TypeError(f"load_settings: unknown setting {key!r}")
         if value is not None:
             setattr(settings, key, value)
     return settings
-
-
-def _read_env(env: Any, base: Path) -> dict[str, str]:
-    """The ``env`` key: an object of variables, or the path of a ``.env`` file."""
-    if env is None:
-        return {}
-    if isinstance(env, dict):
-        return {str(k): str(v) for k, v in env.items()}
-    if isinstance(env, str):
-        file = base / env
-        if not file.is_file():
-            return {}
-        out: dict[str, str] = {}
-        for line in file.read_text(encoding="utf-8").splitlines():
-            line = line.strip()
-            if not line or line.startswith("#") or "=" not in line:
-                continue
-            key, _, value = line.removeprefix("export ").partition("=")
-            out[key.strip()] = value.strip().strip("'\"")
-        return out
-    raise ConfigError('"env" must be an object or the path of a .env file')
 
 
 def apply_env(env: dict[str, str]) -> None:
     """Set variables from the config's ``env`` that the environment does not already set."""
     for key, value in env.items():
         os.environ.setdefault(key, value)
+
+
+def apply_dependencies(paths: list[Path]) -> None:
+    """Put the config's local ``dependencies`` folders on ``sys.path`` (as ``langgraph dev``)."""
+    for dep in paths:
+        if str(dep) not in sys.path:
+            sys.path.append(str(dep))

@@ -42,11 +42,16 @@ class Assistants:
         for graph_id in self.registry.ids:
             aid = system_assistant_id(graph_id)
             now = now_iso()
-            await self.docs.insert(KIND, aid, {
+            description = self.registry.descriptions.get(graph_id)
+            created = await self.docs.insert(KIND, aid, {
                 "assistant_id": aid, "graph_id": graph_id, "config": {}, "context": {},
-                "metadata": {"created_by": "system"}, "name": graph_id, "description": None,
+                "metadata": {"created_by": "system"}, "name": graph_id, "description": description,
                 "version": 1, "created_at": now, "updated_at": now,
             })
+            if not created:  # keep the config's description in sync (graphs.<id>.description)
+                doc = await self.docs.get(KIND, aid)
+                if doc is not None and doc.get("description") != description:
+                    await self.docs.put(KIND, aid, {**doc, "description": description, "updated_at": now})
 
     def _check_graph(self, graph_id: str) -> None:
         if graph_id not in self.registry:

@@ -22,6 +22,7 @@ from stepgraph.server.errors import run_error_payload
 from stepgraph.server.runtime.lcevents import CallbackEvents
 from stepgraph.server.runtime.protocol import ENGINE_MODES as PROTOCOL_MODES
 from stepgraph.server.runtime.protocol import ProtocolEmitter, subgraph_names
+from stepgraph.server.runtime.webhooks import deliver_webhook
 from stepgraph.server.runtime.wire import WireEmitter, engine_modes
 from stepgraph.server.serde import jsonable
 
@@ -168,7 +169,7 @@ class RunExecutor:
             ctx.events.close(job.run_id)
         webhook = job.run["kwargs"].get("webhook")
         if webhook:
-            task = asyncio.get_running_loop().create_task(self._webhook(webhook, job))
+            task = asyncio.get_running_loop().create_task(deliver_webhook(ctx, webhook, job))
             self._background.add(task)
             task.add_done_callback(self._background.discard)
 
@@ -195,13 +196,3 @@ class RunExecutor:
                 await ctx.service.delete_thread_data(job.thread_id, keep_job=job)
         finally:
             ctx.events.close(job.run_id)
-
-    async def _webhook(self, url: str, job: RunJob) -> None:
-        try:
-            import httpx
-
-            run = await self.ctx.runs.find(job.run_id) or job.run
-            async with httpx.AsyncClient(timeout=10) as client:
-                await client.post(url, json=jsonable({**run, "values": job.result}))
-        except Exception as exc:  # noqa: BLE001 - webhooks are best-effort
-            logger.warning("webhook %s for run %s failed: %s", url, job.run_id, exc)

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from stepgraph.server.errors import ApiError
 from stepgraph.server.runtime.queue import RunJob
 from stepgraph.server.runtime.request import RunRequest, parse_run_request
+from stepgraph.server.runtime.webhooks import check_webhook
 from stepgraph.server.serde import dumps
 from stepgraph.server.util import now_iso, uuid7
 
@@ -44,6 +45,7 @@ class RunService:
         """
         ctx = self.ctx
         req = parse_run_request(body)
+        await check_webhook(ctx.settings.webhooks, req.webhook)
         if (req.config.get("configurable") or {}) and req.context:
             raise ApiError(400, "Cannot specify both configurable and context. Prefer setting context alone."
                                 " Context was introduced in LangGraph 0.6.0 and is the long term planned"
