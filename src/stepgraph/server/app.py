@@ -17,10 +17,11 @@ from stepgraph.server.graphs import GraphRegistry
 from stepgraph.server.routes import all_routes
 from stepgraph.server.runtime.eventlog import MemoryEventLog
 from stepgraph.server.runtime.executor import RunExecutor
+from stepgraph.server.runtime.limits import LimitError, RuntimeLimits
 from stepgraph.server.runtime.queue import LocalRunQueue
 from stepgraph.server.runtime.service import RunService
 from stepgraph.server.runtime.threadlog import ThreadLogs
-from stepgraph.server.settings import ServerSettings, apply_env
+from stepgraph.server.settings import ConfigError, ServerSettings, apply_env
 from stepgraph.server.storage import open_backend
 
 __all__ = ["create_app"]
@@ -36,6 +37,10 @@ def create_app(settings: ServerSettings, *, registry: GraphRegistry | None = Non
     starts (ASGI lifespan), and running runs are cancelled when it stops.
     """
     apply_env(settings.env)
+    try:
+        limits = settings.limits or RuntimeLimits.from_env()
+    except LimitError as exc:
+        raise ConfigError(str(exc)) from None
     if registry is None:
         registry = GraphRegistry(settings.graphs, settings.base_dir)
         registry.load()
@@ -44,10 +49,12 @@ def create_app(settings: ServerSettings, *, registry: GraphRegistry | None = Non
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         async with open_backend(settings.database_url, settings.default_db_path) as backend:
             ctx = ServerContext(settings, registry, backend)
+            ctx.limits = limits
             executor = RunExecutor(ctx)
-            ctx.events = MemoryEventLog()
-            ctx.thread_logs = ThreadLogs()
-            ctx.queue = LocalRunQueue(executor, executor.cancel_pending, n_jobs=settings.n_jobs)
+            ctx.events = MemoryEventLog(max_bytes=limits.run_log_bytes, finished_bytes=limits.finished_logs_bytes)
+            ctx.thread_logs = ThreadLogs(max_bytes=limits.thread_log_bytes, total_bytes=limits.thread_logs_bytes)
+            ctx.queue = LocalRunQueue(executor, executor.cancel_pending, n_jobs=settings.n_jobs,
+                                      finished_bytes=limits.finished_runs_bytes)
             ctx.service = RunService(ctx)
             await ctx.assistants.ensure_system()
             await ctx.service.recover()

@@ -6,7 +6,10 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from stepgraph.server.runtime.limits import RuntimeLimits
 
 __all__ = ["ConfigError", "ServerSettings", "find_config", "load_settings"]
 
@@ -42,6 +45,9 @@ class ServerSettings:
     protocol_start_delay: float = 0.1
     env: dict[str, str] = field(default_factory=dict)
     config_path: Path | None = None
+    limits: RuntimeLimits | None = None
+    """Memory budgets and attempts of the run machinery (``None``: defaults and environment,
+    see ``runtime.limits``)."""
 
     @property
     def default_db_path(self) -> Path:

@@ -65,6 +65,10 @@ async def stream_events(request: Request) -> Response:
     if since is not None and (isinstance(since, bool) or not isinstance(since, int) or since < 0):
         return json_response({"detail": "since must be a non-negative integer"}, 400)
     log = ctx.thread_logs.open(request.path_params["thread_id"])
+    if log.missed(since):
+        return json_response({"detail": f"Events up to seq {log.dropped_through} of this thread were dropped from "
+                                        "the server's buffer; read GET /threads/{id}/state and stream again "
+                                        f"without since or with since >= {log.dropped_through}."}, 410)
     heartbeat = ctx.settings.heartbeat
 
     async def frames() -> AsyncIterator[bytes]:
