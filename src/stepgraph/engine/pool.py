@@ -8,7 +8,6 @@ declares the run stopped.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import contextvars
 import os
@@ -60,6 +59,8 @@ class ThreadWatch:
 
     async def settled(self) -> None:
         """Wait until every watched job has returned (jobs still queued are cancelled)."""
+        import asyncio
+
         while True:
             with self._lock:
                 futures = list(self._running)

@@ -12,9 +12,10 @@ with the variable's name. The saver's caches have their own budget
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
+
+from stepgraph.checkpoint._lru import parse_bytes
 
 __all__ = ["ENV", "LimitError", "RuntimeLimits", "parse_bytes"]
 
@@ -79,15 +80,3 @@ ENV = {
     "max_attempts": "STEPGRAPH_MAX_ATTEMPTS",
 }
 """The environment variable of each field."""
-
-_SIZE = re.compile(r"\s*(\d+)\s*([kmg]i?b?|b)?\s*", re.IGNORECASE)
-_UNITS = {"": 1, "b": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
-
-
-def parse_bytes(text: str) -> int:
-    """``"1048576"``, ``"512KiB"``, ``"8M"``, ``"1GB"`` (binary units) as a number of bytes."""
-    match = _SIZE.fullmatch(text)
-    if match is None:
-        raise ValueError(text)
-    unit = (match.group(2) or "").lower()[:1]
-    return int(match.group(1)) * _UNITS[unit]
