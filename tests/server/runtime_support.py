@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections.abc import Callable
@@ -13,9 +14,9 @@ from server_harness import RunningServer, example_graphs, start_server
 
 T = TypeVar("T")
 
-GUARD = 120.0
+GUARD = float(os.environ.get("STEPGRAPH_TEST_GUARD", "120"))
 """Seconds after which a call that should return is declared stuck (a deadlock guard for a
-failing build, never a timing assertion)."""
+failing build, never a timing assertion; ``STEPGRAPH_TEST_GUARD`` changes it)."""
 
 
 def within(fn: Callable[[], T], what: str, guard: float = GUARD) -> T:
