@@ -19,7 +19,7 @@ from typing import Any
 __all__ = ["CACHE_BYTES_ENV", "DEFAULT_CACHE_BYTES", "ENTRY_OVERHEAD", "SHARES", "Lru", "cache_budgets",
            "parse_bytes"]
 
-DEFAULT_CACHE_BYTES = 64 << 20
+DEFAULT_CACHE_BYTES = 96 << 20
 CACHE_BYTES_ENV = "STEPGRAPH_SAVER_CACHE_BYTES"
 ENTRY_OVERHEAD = 64
 """Bytes counted per entry beyond its encoded size (key, bookkeeping)."""
