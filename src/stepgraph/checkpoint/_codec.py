@@ -24,12 +24,12 @@ by an equal one of another type (``1`` by ``True``) keeps the stored type.
 from __future__ import annotations
 
 import threading
-from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from stepgraph.checkpoint._concat import MSGPACK, encodes_plain_arrays, join_arrays
+from stepgraph.checkpoint._lru import ENTRY_OVERHEAD, Lru, cache_budgets
 from stepgraph.checkpoint._pieces import join as join_pieces
 from stepgraph.checkpoint.base import (
     ChannelVersions,
@@ -165,14 +165,32 @@ class SaverCodec:
         snapshot_ratio: float = 6.0,
         min_delta_budget: int = 256,
         max_tips: int = 4096,
+        cache_bytes: int | None = None,
     ) -> None:
         self.serde = serde
         self.snapshot_ratio = snapshot_ratio
         self.min_delta_budget = min_delta_budget
-        self.max_tips = max_tips
+        self._max_tips = max_tips
+        self.budgets = cache_budgets(cache_bytes)
+        """Bytes each cache may hold (``_lru.cache_budgets``)."""
         self._plain_arrays = encodes_plain_arrays(serde)
-        self._tips: OrderedDict[tuple[str, str, str], _Tip] = OrderedDict()
+        self._tips = Lru(self.budgets["lists"], max_tips)  # (thread, ns, channel) -> _Tip
         self._lock = threading.Lock()
+
+    @property
+    def max_tips(self) -> int:
+        """At most this many entries per memory (besides its byte budget)."""
+        return self._max_tips
+
+    @max_tips.setter
+    def max_tips(self, value: int) -> None:
+        self._max_tips = value
+        for lru in self._counted():
+            lru.max_items = value
+
+    def _counted(self) -> list[Lru]:
+        """The memories bounded by ``max_tips`` too."""
+        return [self._tips]
 
     # --- writing ------------------------------------------------------------------------
     def plan_put(
@@ -246,8 +264,7 @@ class SaverCodec:
     def _encode_list(
         self, key: tuple[str, str, str], version: str, value: list[Any]
     ) -> tuple[str, bytes, str | None, _Tip]:
-        with self._lock:
-            tip = self._tips.get(key)
+        tip = self._tips.get(key)
         if tip is not None and _newer(version, tip.version):
             n = len(tip.items)
             try:
@@ -265,21 +282,19 @@ class SaverCodec:
         return typ, data, None, _Tip(version, version, value.copy(), len(data), 0)
 
     def _remember(self, tips: list[tuple[tuple[str, str, str], _Tip | None]]) -> None:
-        with self._lock:
-            for key, tip in tips:
-                if tip is None:
-                    self._tips.pop(key, None)
-                else:
-                    self._tips[key] = tip
-                    self._tips.move_to_end(key)
-            while len(self._tips) > self.max_tips:
-                self._tips.popitem(last=False)
+        for key, tip in tips:
+            if tip is None:
+                self._tips.pop(key)
+            else:  # costs the encoded bytes of the list (its snapshot and the deltas since)
+                self._tips.put(key, tip, tip.snapshot_bytes + tip.delta_bytes + ENTRY_OVERHEAD)
 
     def forget_thread(self, thread_id: str) -> None:
         """Drop the delta memory of a deleted thread."""
-        with self._lock:
-            for key in [k for k in self._tips if k[0] == thread_id]:
-                del self._tips[key]
+        self._tips.drop(lambda k: k[0] == thread_id)
+
+    def cache_usage(self) -> dict[str, tuple[int, int, int]]:
+        """``{cache: (entries, bytes, budget)}`` of the memories of this codec."""
+        return {"lists": (len(self._tips), self._tips.spent, self._tips.budget)}
 
     # --- reading ------------------------------------------------------------------------
     def load_metadata(self, row: CheckpointRow) -> dict[str, Any]:
@@ -376,8 +391,7 @@ class SaverCodec:
         one is known: a process that resumes a thread stores its next append as a delta
         too, instead of a snapshot (which would make a chat resumed by a new process every
         turn grow with the square of its length)."""
-        with self._lock:
-            tip = self._tips.get(key)
+        tip = self._tips.get(key)
         if tip is None or _newer(version, tip.version):  # (a hint: a race only costs a snapshot)
             anchor_version = self.loaded_blob_version(anchor)
             learned = _Tip(version, anchor_version, items.copy(), snapshot_bytes, delta_bytes)

@@ -27,7 +27,6 @@ miss costs a full row or a query, never a wrong read.
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -42,7 +41,7 @@ from stepgraph.checkpoint._codec import (
 )
 from stepgraph.checkpoint._concat import MSGPACK
 from stepgraph.checkpoint._ids import loaded_id, loaded_version, stored_id, stored_version
-from stepgraph.checkpoint._lru import Lru
+from stepgraph.checkpoint._lru import ENTRY_OVERHEAD, Lru
 from stepgraph.checkpoint._squeeze import pack_piece, unpack_piece
 from stepgraph.checkpoint._stored_forms import loaded_type, long_path, short_path, stored_type
 from stepgraph.checkpoint.base import (
@@ -86,7 +85,12 @@ class _RowTip:
     versions: dict[str, Any]
     inline: dict[str, Any]
     depth: int
+    nbytes: int
+    """The encoded bytes of the row (a diff row: its parent's plus its own)."""
 
+
+Packed = tuple[dict[str, Any], int, int]
+"""A packed row in memory: ``(packed dict, depth in its diff chain, nbytes)``."""
 
 MERGED = "w:"
 """Stored type prefix of a write row holding all regular writes of one ``put_writes``."""
@@ -124,7 +128,7 @@ class CompactPlan(PutPlan):
             codec._remember_row(*self.row_tip)
         codec._cache_pieces(self.raw_pieces.items())
         if self.thread_key is not None:
-            codec.thread_keys.put(*self.thread_key, 1)
+            codec.remember_thread_key(*self.thread_key)
 
 
 def _refuse(obj: Any) -> Any:
@@ -147,11 +151,12 @@ class CompactCodec(SaverCodec):
 
     def __init__(self, serde: SerializerProtocol, **options: Any) -> None:
         super().__init__(serde, **options)
-        self._rows: OrderedDict[tuple[str, str], _RowTip] = OrderedDict()
-        self._packed = Lru(4096)  # RowKey -> (packed dict, depth in its diff chain)
-        self._pieces = Lru(32 << 20)  # digest -> bytes (cost: size)
-        self._stored_pieces = Lru(4 << 20)  # digest -> stored (compressed) form
-        self.thread_keys = Lru(100_000)  # thread id -> stored key (keys never change)
+        b = self.budgets
+        self._rows = Lru(b["rows"], self.max_tips)  # (thread, ns) -> _RowTip
+        self._packed = Lru(b["packed"], self.max_tips)  # RowKey -> Packed
+        self._pieces = Lru(b["pieces"])  # digest -> bytes
+        self._stored_pieces = Lru(b["stored_pieces"])  # digest -> stored (compressed) form
+        self.thread_keys = Lru(b["thread_keys"])  # thread id -> stored key (keys never change)
         self._row_packer = _plain_packer() if self._plain_arrays else None
 
     # --- writing ------------------------------------------------------------------------
@@ -172,8 +177,7 @@ class CompactCodec(SaverCodec):
         stored = dict(checkpoint)
         values = stored.pop("channel_values", None) or {}
         versions = stored.get("channel_versions") or {}
-        with self._lock:
-            tip = self._rows.get((thread_id, ns))
+        tip = self._rows.get((thread_id, ns))
         warm = tip is not None and parent_id is not None and tip.checkpoint_id == parent_id
         pieces: dict[bytes, bytes] = {}
         inline, blob_rows, lists = self._inline_values(
@@ -188,6 +192,7 @@ class CompactCodec(SaverCodec):
         else:
             kind, depth, payload = FULL, 0, packed
         ctype, cdata = self._dumps_row(payload)
+        nbytes = len(cdata) + (tip.nbytes if kind == DIFF and tip is not None else 0)
         mtype, mdata = "", b""  # the metadata is part of the packed row
         checkpoint_id = checkpoint["id"]
         row: CompactRow = (thread_id, ns, stored_id(checkpoint_id),
@@ -203,7 +208,7 @@ class CompactCodec(SaverCodec):
             raw_pieces=pieces,
             thread_key=None if thread_id == thread_name else (thread_name, thread_id),
             row_tip=(
-                (thread_id, ns), _RowTip(checkpoint_id, packed, dict(versions), inline, depth)
+                (thread_id, ns), _RowTip(checkpoint_id, packed, dict(versions), inline, depth, nbytes)
             ),
         )
 
@@ -337,7 +342,7 @@ class CompactCodec(SaverCodec):
         """Writes were stored: their pieces (and thread key) may be served from memory."""
         self._cache_pieces(plan.raw_pieces.items())
         if plan.thread_key is not None:
-            self.thread_keys.put(*plan.thread_key, 1)
+            self.remember_thread_key(*plan.thread_key)
 
     def _piece_rows(self, thread_id: str, pieces: Mapping[bytes, bytes]) -> list[PieceRow]:
         """Rows of the pieces table (compressed once per piece, see ``_squeeze``)."""
@@ -346,21 +351,32 @@ class CompactCodec(SaverCodec):
             stored = self._stored_pieces.get(digest)
             if stored is None:
                 stored = pack_piece(raw)
-                self._stored_pieces.put(digest, stored, len(stored) + 64)
+                self._stored_pieces.put(digest, stored, len(stored) + ENTRY_OVERHEAD)
             rows.append((thread_id, digest, stored))
         return rows
 
     def _remember_row(self, key: tuple[str, str], tip: _RowTip) -> None:
-        with self._lock:
-            self._rows[key] = tip
-            self._rows.move_to_end(key)
-            while len(self._rows) > self.max_tips:
-                self._rows.popitem(last=False)
-        self._packed.put((*key, stored_id(tip.checkpoint_id)), (tip.packed, tip.depth), 1)
+        cost = tip.nbytes + ENTRY_OVERHEAD
+        self._rows.put(key, tip, cost)
+        self._packed.put((*key, stored_id(tip.checkpoint_id)), (tip.packed, tip.depth, tip.nbytes), cost)
 
     def _cache_pieces(self, pieces: Any) -> None:
         for digest, data in pieces:
-            self._pieces.put(digest, data, len(data) + 64)
+            self._pieces.put(digest, data, len(data) + ENTRY_OVERHEAD)
+
+    def _counted(self) -> list[Lru]:
+        return [*super()._counted(), self._rows, self._packed]
+
+    def remember_thread_key(self, thread_id: str, key: str) -> None:
+        """A long thread id is stored under ``key``."""
+        self.thread_keys.put(thread_id, key, len(thread_id) + len(key) + ENTRY_OVERHEAD)
+
+    def cache_usage(self) -> dict[str, tuple[int, int, int]]:
+        usage = super().cache_usage()
+        for name, lru in (("rows", self._rows), ("packed", self._packed), ("pieces", self._pieces),
+                          ("stored_pieces", self._stored_pieces), ("thread_keys", self.thread_keys)):
+            usage[name] = (len(lru), lru.spent, lru.budget)
+        return usage
 
     def forget_ops(self, ops: Sequence[tuple[Any, ...]]) -> None:
         """A batch of save ops failed: forget what its plans taught (threads, keys, tips)."""
@@ -375,36 +391,42 @@ class CompactCodec(SaverCodec):
     def forget_thread(self, thread_id: str) -> None:
         """Drop what is remembered of a deleted thread."""
         super().forget_thread(thread_id)
-        with self._lock:
-            for key in [k for k in self._rows if k[0] == thread_id]:
-                del self._rows[key]
+        self._rows.drop(lambda k: k[0] == thread_id)
         self._packed.drop(lambda k: k[0] == thread_id)
 
     # --- reading ------------------------------------------------------------------------
-    def needs_chain(self, rows: Sequence[CompactRow]) -> list[RowKey]:
-        """Parents to fetch (with their chains) before ``rows`` can be decoded."""
+    def needs_chain(self, rows: Sequence[CompactRow]) -> tuple[list[RowKey], dict[RowKey, Packed]]:
+        """``(parents to fetch with their chains, parents found in memory)`` before ``rows``
+        can be decoded; pass the second to ``load_checkpoints`` (the cache may drop them)."""
         have = {(r[0], r[1], r[2]) for r in rows}
         want: list[RowKey] = []
+        pinned: dict[RowKey, Packed] = {}
         for r in rows:
             if r[8] != DIFF:
                 continue
             parent = (r[0], r[1], r[3] or "")
-            if parent not in have and self._packed.get(parent) is None:  # (packed, depth)
+            if parent in have:
+                continue
+            found = self._packed.get(parent)
+            if found is None:
                 want.append(parent)
-                have.add(parent)
-        return want
+            else:
+                pinned[parent] = found
+            have.add(parent)
+        return want, pinned
 
     def load_checkpoints(
-        self, rows: Sequence[CompactRow], ancestors: Sequence[CompactRow]
+        self, rows: Sequence[CompactRow], ancestors: Sequence[CompactRow],
+        pinned: Mapping[RowKey, Packed] | None = None,
     ) -> list[Decoded]:
         """``(checkpoint, inline values, metadata)`` per row, patching diffs along parents."""
         by_key = {(r[0], r[1], r[2]): r for r in (*ancestors, *rows)}
-        memo: dict[RowKey, tuple[dict[str, Any], int]] = {}
+        memo: dict[RowKey, Packed] = dict(pinned or {})
 
-        def packed_of(key: RowKey) -> tuple[dict[str, Any], int]:
-            """The packed row and its depth in its diff chain."""
+        def packed_of(key: RowKey) -> Packed:
+            """The packed row, its depth in its diff chain and its bytes."""
             chain: list[CompactRow] = []
-            found: tuple[dict[str, Any], int] | None = None
+            found: Packed | None = None
             while True:
                 found = memo.get(key) or self._packed.get(key)
                 if found is not None:
@@ -416,16 +438,16 @@ class CompactCodec(SaverCodec):
                 if row[8] != DIFF:
                     break
                 key = (row[0], row[1], row[3] or "")
-            base, depth = found if found is not None else ({}, -1)
+            base, depth, nbytes = found if found is not None else ({}, -1, 0)
             for row in reversed(chain):
                 payload = self.serde.loads_typed((loaded_type(row[4]), row[5]))
                 if row[8] == DIFF:
-                    base, depth = _packing.row_patch(base, payload), depth + 1
+                    base, depth, nbytes = _packing.row_patch(base, payload), depth + 1, nbytes + len(row[5])
                 else:
-                    base, depth = payload, 0
-                memo[(row[0], row[1], row[2])] = (base, depth)
-                self._packed.put((row[0], row[1], row[2]), (base, depth), 1)
-            return base, depth
+                    base, depth, nbytes = payload, 0, len(row[5])
+                memo[(row[0], row[1], row[2])] = (base, depth, nbytes)
+                self._packed.put((row[0], row[1], row[2]), (base, depth, nbytes), nbytes + ENTRY_OVERHEAD)
+            return base, depth, nbytes
 
         out: list[Decoded] = []
         for r in rows:
@@ -435,24 +457,22 @@ class CompactCodec(SaverCodec):
                     payload["channel_values"] = {}
                     out.append((payload, {}, self.load_metadata(r)))  # type: ignore[arg-type]
                     continue
-            packed, depth = packed_of((r[0], r[1], r[2]))
+            packed, depth, nbytes = packed_of((r[0], r[1], r[2]))
             checkpoint, inline, md = _packing.unpack(packed, loaded_id(r[2]))
-            self._learn_row((r[0], r[1]), checkpoint, packed, inline, depth)
+            self._learn_row((r[0], r[1]), checkpoint, packed, inline, depth, nbytes)
             checkpoint["channel_values"] = {}
             out.append((checkpoint, inline, md))  # type: ignore[arg-type]
         return out
 
     def _learn_row(
         self, key: tuple[str, str], checkpoint: Checkpoint, packed: dict[str, Any],
-        inline: dict[str, Any], depth: int,
+        inline: dict[str, Any], depth: int, nbytes: int,
     ) -> None:
         """A row read from storage is the diff base of its thread's next put, unless this
         process already has one (a resumed run then starts with a diff row, not a full one)."""
-        with self._lock:
-            known = key in self._rows
-        if not known:
+        if key not in self._rows:
             versions = dict(checkpoint["channel_versions"])
-            self._remember_row(key, _RowTip(checkpoint["id"], packed, versions, inline, depth))
+            self._remember_row(key, _RowTip(checkpoint["id"], packed, versions, inline, depth, nbytes))
 
     def _broken_chain(self, key: RowKey) -> Exception:
         from stepgraph.checkpoint.base import SaverError

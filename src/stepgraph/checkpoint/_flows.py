@@ -182,7 +182,7 @@ def _thread_key(
         return known
     key = yield from thread_key(d, thread_id, create)
     if key is not None and not create:
-        codec.thread_keys.put(thread_id, key, 1)
+        codec.remember_thread_key(thread_id, key)
     return key
 
 
@@ -251,9 +251,9 @@ _PIECES_PER_QUERY = 500
 
 def _decode(d: Dialect, codec: CompactCodec, rows: Sequence[CompactRow]) -> Flow[list[Decoded]]:
     """Decode checkpoint rows, fetching the parents that diff rows need (one query)."""
-    want = codec.needs_chain(rows)
+    want, pinned = codec.needs_chain(rows)
     ancestors = (yield Op(d.select_chains, d.keys(want, 3))) if want else []
-    return codec.load_checkpoints(rows, ancestors)
+    return codec.load_checkpoints(rows, ancestors, pinned)
 
 
 def _load(

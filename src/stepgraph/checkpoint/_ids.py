@@ -9,6 +9,7 @@ import secrets
 import threading
 import time
 import uuid
+from collections.abc import Callable
 
 __all__ = ["uuid6"]
 
@@ -75,8 +76,7 @@ def _decode(text: str, pad: bytes) -> bytes:
     return base64.b64decode(full.translate(_TO_STANDARD))[len(pad) :]
 
 
-@functools.lru_cache(maxsize=16384)
-def stored_id(checkpoint_id: str) -> str:
+def _stored_id(checkpoint_id: str) -> str:
     """The form an id is stored in (see above); ``loaded_id`` reverses it."""
     if _UUID.fullmatch(checkpoint_id):
         return "~" + _encode(bytes.fromhex(checkpoint_id.replace("-", "")), b"\0\0")
@@ -85,8 +85,7 @@ def stored_id(checkpoint_id: str) -> str:
     return checkpoint_id
 
 
-@functools.lru_cache(maxsize=16384)
-def loaded_id(stored: str) -> str:
+def _loaded_id(stored: str) -> str:
     """The id a stored id stands for."""
     if not stored.startswith("~"):
         return stored
@@ -96,8 +95,7 @@ def loaded_id(stored: str) -> str:
     return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
 
-@functools.lru_cache(maxsize=16384)
-def stored_version(version: str) -> str:
+def _stored_version(version: str) -> str:
     """The stored form of a channel version string: stepgraph's ``"%012d.%06x"`` versions
     become ``"="`` and 11 characters of the same order-keeping alphabet; any other version is
     kept, with a second ``"="`` in front if it starts with one."""
@@ -110,8 +108,7 @@ def stored_version(version: str) -> str:
     return version
 
 
-@functools.lru_cache(maxsize=16384)
-def loaded_version(stored: str) -> str:
+def _loaded_version(stored: str) -> str:
     """The version a stored version stands for (``stored_version`` reversed)."""
     if not stored.startswith("="):
         return stored
@@ -119,3 +116,24 @@ def loaded_version(stored: str) -> str:
         return stored[1:]
     n = int.from_bytes(_decode(stored[1:], b"\0"), "big")
     return f"{n >> 24:012d}.{n & 0xFFFFFF:06x}"
+
+
+_MEMO_MAX_LEN = 64
+"""Only strings up to this length are memoized (ids and versions are ~36 characters), so the
+memos stay under ~16384 * 2 * 64 characters each whatever ids a caller uses."""
+
+
+def _memoized(fn: Callable[[str], str]) -> Callable[[str], str]:
+    memo = functools.lru_cache(maxsize=16384)(fn)
+
+    @functools.wraps(fn)
+    def call(text: str) -> str:
+        return memo(text) if len(text) <= _MEMO_MAX_LEN else fn(text)
+
+    return call
+
+
+stored_id = _memoized(_stored_id)
+loaded_id = _memoized(_loaded_id)
+stored_version = _memoized(_stored_version)
+loaded_version = _memoized(_loaded_version)

@@ -144,11 +144,10 @@ async def run_sync_in_thread(fn: Callable[..., Any], *args: Any) -> Any:
     import asyncio
     import contextvars
 
-    from stepgraph.engine.pool import shared_pool
+    from stepgraph.engine.pool import submit
 
     ctx = contextvars.copy_context()
-    loop = asyncio.get_running_loop()
-    return await loop.run_in_executor(shared_pool(), functools.partial(ctx.run, fn, *args))
+    return await asyncio.wrap_future(submit(ctx.run, fn, *args))
 
 
 class RunnableNode:

@@ -96,9 +96,9 @@ def call_task(node: PregelNode, name: str, args: tuple[Any, ...], kwargs: dict[s
         return asyncio.ensure_future(_run_async(sub))
     ctx = contextvars.copy_context()
     fut = SyncFuture(lambda: ctx.run(_run_sync, sub))
-    from stepgraph.engine.pool import shared_pool
+    from stepgraph.engine.pool import submit
 
-    shared_pool().submit(fut.claim_and_run)
+    submit(fut.claim_and_run)
     parent.pending_calls.append(fut)
     return fut
 

@@ -18,10 +18,11 @@ from stepgraph.server.hosts import HostCheckMiddleware, allowed_hosts_for
 from stepgraph.server.routes import all_routes
 from stepgraph.server.runtime.eventlog import MemoryEventLog
 from stepgraph.server.runtime.executor import RunExecutor
+from stepgraph.server.runtime.limits import LimitError, RuntimeLimits
 from stepgraph.server.runtime.queue import LocalRunQueue
 from stepgraph.server.runtime.service import RunService
 from stepgraph.server.runtime.threadlog import ThreadLogs
-from stepgraph.server.settings import ServerSettings, apply_dependencies, apply_env
+from stepgraph.server.settings import ConfigError, ServerSettings, apply_dependencies, apply_env
 from stepgraph.server.storage import open_backend
 
 __all__ = ["create_app"]
@@ -38,6 +39,10 @@ def create_app(settings: ServerSettings, *, registry: GraphRegistry | None = Non
     """
     apply_env(settings.env)
     apply_dependencies(settings.dependencies)
+    try:
+        limits = settings.limits or RuntimeLimits.from_env()
+    except LimitError as exc:
+        raise ConfigError(str(exc), code="SG522") from None
     if registry is None:
         registry = GraphRegistry(settings.graphs, settings.base_dir, descriptions=settings.graph_descriptions)
         registry.load()
@@ -46,10 +51,12 @@ def create_app(settings: ServerSettings, *, registry: GraphRegistry | None = Non
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         async with open_backend(settings.database_url, settings.default_db_path) as backend:
             ctx = ServerContext(settings, registry, backend)
+            ctx.limits = limits
             executor = RunExecutor(ctx)
-            ctx.events = MemoryEventLog()
-            ctx.thread_logs = ThreadLogs()
-            ctx.queue = LocalRunQueue(executor, executor.cancel_pending, n_jobs=settings.n_jobs)
+            ctx.events = MemoryEventLog(max_bytes=limits.run_log_bytes, finished_bytes=limits.finished_logs_bytes)
+            ctx.thread_logs = ThreadLogs(max_bytes=limits.thread_log_bytes, total_bytes=limits.thread_logs_bytes)
+            ctx.queue = LocalRunQueue(executor, executor.cancel_pending, n_jobs=settings.n_jobs,
+                                      finished_bytes=limits.finished_runs_bytes)
             ctx.service = RunService(ctx)
             await ctx.assistants.ensure_system()
             await ctx.service.recover()

@@ -14,6 +14,7 @@ from stepgraph.server.util import now_iso
 if TYPE_CHECKING:
     from stepgraph.server.graphs import GraphRegistry
     from stepgraph.server.runtime.eventlog import EventLog
+    from stepgraph.server.runtime.limits import RuntimeLimits
     from stepgraph.server.runtime.queue import RunQueue
     from stepgraph.server.runtime.service import RunService
     from stepgraph.server.runtime.threadlog import ThreadLogs
@@ -35,6 +36,7 @@ class ServerContext:
         self.assistants = Assistants(backend.docs, registry)
         self.threads = Threads(backend.docs)
         self.runs = Runs(backend.docs)
+        self.limits: RuntimeLimits
         self.events: EventLog
         self.thread_logs: ThreadLogs
         self.queue: RunQueue

@@ -14,6 +14,7 @@ from stepgraph.server.config_webhooks import WebhookSettings
 
 if TYPE_CHECKING:
     from stepgraph.server.config_schema import AuthConfig, CorsConfig
+    from stepgraph.server.runtime.limits import RuntimeLimits
 
 __all__ = ["ConfigError", "ServerSettings", "apply_dependencies", "apply_env", "find_config", "load_settings"]
 
@@ -59,6 +60,9 @@ class ServerSettings:
     webhooks: WebhookSettings = field(default_factory=WebhookSettings)
     allowed_hosts: list[str] | None = None
     notes: list[str] = field(default_factory=list)
+    limits: RuntimeLimits | None = None
+    """Memory budgets and attempts of the run machinery (``None``: defaults and environment,
+    see ``runtime.limits``)."""
 
     @property
     def default_db_path(self) -> Path:

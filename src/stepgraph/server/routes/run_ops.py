@@ -97,13 +97,10 @@ async def join_stream(request: Request) -> Response:
     thread_id = _thread(request)
     run = await ctx.runs.get(thread_id, request.path_params["run_id"])
     modes = _modes(request)
-    after = parse_event_id(request.headers.get("last-event-id"))
-    log = ctx.events.get(run["run_id"])
-    if log is not None and after is not None and not log.resumable:
-        after = None
+    log, after, live = ctx.service.stream_plan(run, parse_event_id(request.headers.get("last-event-id")))
     base = f"/threads/{run['thread_id']}/runs/{run['run_id']}" if thread_id else f"/runs/{run['run_id']}"
     return run_sse(log, headers={"Location": f"{base}/stream", "Content-Location": base}, with_ids=True,
-                   heartbeat=ctx.settings.heartbeat, after=after, live=after is None, modes=modes,
+                   heartbeat=ctx.settings.heartbeat, after=after, live=live, modes=modes,
                    on_disconnect=_cancel_on_disconnect(request, run["run_id"]))
 
 

@@ -64,7 +64,12 @@ async def stream_events(request: Request) -> Response:
     since = body.get("since")
     if since is not None and (isinstance(since, bool) or not isinstance(since, int) or since < 0):
         return json_response({"detail": "since must be a non-negative integer"}, 400)
-    log = ctx.thread_logs.open(request.path_params["thread_id"])
+    thread_id = request.path_params["thread_id"]
+    log = ctx.thread_logs.open(thread_id)
+    if log.missed(since):  # replaying would skip dropped events: say so (4xx is final for the SDK)
+        return json_response({"detail": f"Events up to seq {log.dropped_through} of this thread were dropped from "
+                                        f"the server's buffer; read GET /threads/{thread_id}/state and stream "
+                                        f"again without since or with since >= {log.dropped_through}."}, 410)
     heartbeat = ctx.settings.heartbeat
 
     async def frames() -> AsyncIterator[bytes]:

@@ -8,6 +8,12 @@ Statuses follow the LangGraph server: the run goes ``pending`` -> ``running`` ->
 that checks the run right after its stream ends sees the final status. A run started by a
 v3 command also writes protocol events to its thread's event log (``protocol.py``); its
 terminal lifecycle event follows the final statuses too.
+
+A cancelled run has stopped only when no code of it runs any more: a sync node on a worker
+thread cannot be interrupted, so the executor waits for the threads the run started
+(``engine.pool.watch_threads``) before it records ``interrupted`` and frees the thread for
+the next run (except at server shutdown). A run resumed after a crash (``_resume``,
+``recovery.py``) continues from its thread's last checkpoint with no input.
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ import contextlib
 import logging
 from typing import TYPE_CHECKING, Any, get_type_hints
 
+from stepgraph.engine.pool import ThreadWatch, watch_threads
 from stepgraph.server.checkpoints import drop_run_checkpoints
 from stepgraph.server.errors import run_error_payload
 from stepgraph.server.runtime.lcevents import CallbackEvents
@@ -103,36 +110,42 @@ class RunExecutor:
         if kw.get("protocol") == "v3":
             proto = ProtocolEmitter(ctx.thread_logs.open(job.thread_id), job.run_id, graph_id)
         status, error, graph = "success", None, None
+        watch: ThreadWatch | None = None
         try:
-            if kw.get("after_seconds"):
-                await asyncio.sleep(float(kw["after_seconds"]))
             job.status = "running"
             await ctx.runs.set_status(job.run_id, "running")
             await ctx.threads.update(job.thread_id, status="busy")
             if proto is not None:
                 proto.start()
             config = kw["config"]
+            graph_input = build_input(kw)
+            if run.get("_resume"):  # cut by a crash after committing steps: continue from there
+                graph_input = None
+                configurable = {k: v for k, v in (config.get("configurable") or {}).items() if k != "checkpoint_id"}
+                config = {**config, "configurable": configurable}
             graph = await ctx.graph(graph_id, config)
             stream_modes = engine_modes(emitter.wire)
             if proto is not None:
                 proto.subgraph_names = subgraph_names(graph)
                 stream_modes += [m for m in PROTOCOL_MODES if m not in stream_modes]
             stream = graph.astream(
-                build_input(kw), config, stream_mode=stream_modes,
+                graph_input, config, stream_mode=stream_modes,
                 subgraphs=emitter.engine_subgraphs or proto is not None,
                 interrupt_before=kw.get("interrupt_before"),
                 interrupt_after=kw.get("interrupt_after"), durability=kw.get("durability") or "async",
                 context=resolve_context(graph, kw.get("context"), config.get("configurable") or {}),
             )
             emitter.start(kw.get("input"))
-            async with contextlib.aclosing(stream):
-                async for part in stream:
-                    emitter.handle(part)
-                    if proto is not None:
-                        proto.handle(part)
+            with watch_threads() as watch:
+                async with contextlib.aclosing(stream):
+                    async for part in stream:
+                        emitter.handle(part)
+                        if proto is not None:
+                            proto.handle(part)
             emitter.end()
         except asyncio.CancelledError:
             status = "interrupted"
+            await self._stopped(job, watch)
         except Exception as exc:  # noqa: BLE001 - any failure of the graph ends the run
             status, error = "error", run_error_payload(exc)
             emitter.emit("error", error)
@@ -142,6 +155,12 @@ class RunExecutor:
         while not finishing.done():
             with contextlib.suppress(asyncio.CancelledError):
                 await asyncio.shield(finishing)
+
+    async def _stopped(self, job: RunJob, watch: ThreadWatch | None) -> None:
+        """Wait until the sync nodes the cancelled run started have returned (not at shutdown)."""
+        while watch is not None and watch.running and not job.abandoned:
+            with contextlib.suppress(asyncio.CancelledError):
+                await watch.settled()
 
     async def _finish(self, job: RunJob, emitter: WireEmitter, status: str, error: Any, graph: Any,
                       proto: ProtocolEmitter | None = None) -> None:
@@ -154,7 +173,7 @@ class RunExecutor:
             if status == "interrupted" and job.cancel_action == "rollback":
                 await self._rollback(job)
             else:
-                await ctx.runs.set_status(job.run_id, status)
+                await ctx.runs.set_status(job.run_id, status, **({"error": error} if error is not None else {}))
                 queued = any(j is not job for j in ctx.queue.active(job.thread_id))
                 await ctx.refresh_thread(job.thread_id, status="busy" if queued else "error" if error else None,
                                          error=error, graph=graph)

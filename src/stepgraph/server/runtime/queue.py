@@ -1,23 +1,39 @@
 """The run queue: one run at a time per thread, many threads at once.
 
 ``RunQueue`` is the interface (a Postgres/Redis queue shared by several server processes
-can implement it); ``LocalRunQueue`` runs every job as an asyncio task of this process,
-at most ``n_jobs`` at once, in submission order per thread. A job's task belongs to the
-server, not to the request that created it, so a client that disconnects does not stop
-its run.
+can implement it: a run row is claimable once ``not_before`` has passed and no run of its
+thread is running); ``LocalRunQueue`` runs every job as an asyncio task of this process.
+
+- **Per thread**, jobs start one after the other, in the order they became eligible
+  (``not_before``: the creation time plus ``after_seconds``; a run resumed after a crash
+  goes first), ties in submission order. A job starts only once the previous one of its
+  thread has finished, so a replacement run (``interrupt``/``rollback``) never starts
+  before the run it replaces has stopped.
+- **Slots**: at most ``n_jobs`` jobs execute at once. A delayed job waits for its time
+  *outside* the slots (a timer of its thread's line), so delayed runs never hold a slot;
+  it can be cancelled (or replaced by a multitask strategy) while it waits.
+- A job's task belongs to the server, not to the request that created it, so a client
+  that disconnects does not stop its run.
+- Finished jobs stay reachable by id (``join`` answers from them) within a byte budget
+  (their result, record and event log, encoded), oldest first out; older runs are answered
+  from storage.
 """
 
 from __future__ import annotations
 
 import asyncio
+import bisect
 import contextlib
+import itertools
+import time
 from abc import ABC, abstractmethod
-from collections import OrderedDict, deque
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from stepgraph.server.runtime.eventlog import RunLog
+from stepgraph.server.serde import dumps
 
 __all__ = ["LocalRunQueue", "RunJob", "RunQueue"]
 
@@ -35,6 +51,12 @@ class RunJob:
     cancel_action: str | None = None
     status: str = "pending"
     result: Any = None
+    seq: int = 0
+    """Submission order (set by the queue)."""
+    nbytes: int = 0
+    """What the job holds once finished (set by the queue)."""
+    abandoned: bool = False
+    """The server stops: the job is cancelled and nothing waits for its threads."""
 
     @property
     def run_id(self) -> str:
@@ -43,6 +65,23 @@ class RunJob:
     @property
     def thread_id(self) -> str:
         return self.run["thread_id"]
+
+    @property
+    def not_before(self) -> float:
+        """When the run becomes eligible (epoch seconds); 0 for a run resumed after a crash."""
+        if self.run.get("_resume"):
+            return 0.0
+        return float(self.run.get("_not_before") or 0.0)
+
+    def footprint(self) -> int:
+        """Bytes of the encoded result, record and event log."""
+        total = self.log.nbytes
+        for part in (self.result, self.run):
+            try:
+                total += len(dumps(part))
+            except (TypeError, ValueError):
+                total += len(repr(part))
+        return total
 
 
 Executor = Callable[[RunJob], Awaitable[None]]
@@ -53,7 +92,7 @@ class RunQueue(ABC):
 
     @abstractmethod
     def submit(self, job: RunJob) -> None:
-        """Queue ``job`` behind the thread's earlier jobs."""
+        """Queue ``job`` on its thread (it starts when eligible and the thread is free)."""
 
     @abstractmethod
     def job(self, run_id: str) -> RunJob | None:
@@ -61,7 +100,7 @@ class RunQueue(ABC):
 
     @abstractmethod
     def active(self, thread_id: str | None = None) -> list[RunJob]:
-        """Pending and running jobs (of one thread, or all), oldest first."""
+        """Pending and running jobs (of one thread, or all), in the order they will run."""
 
     @abstractmethod
     def cancel(self, job: RunJob, action: str) -> None:
@@ -80,20 +119,41 @@ class RunQueue(ABC):
         """Cancel every job and wait for them."""
 
 
+def _order(job: RunJob) -> tuple[float, int]:
+    return (job.not_before, job.seq)
+
+
+@dataclass(eq=False)
+class _Line:
+    """The jobs of one thread: the one started (``current``) and those waiting, in order."""
+
+    waiting: list[RunJob] = field(default_factory=list)
+    current: RunJob | None = None
+    changed: asyncio.Event = field(default_factory=asyncio.Event)
+    driver: asyncio.Task[None] | None = None
+
+    def jobs(self) -> list[RunJob]:
+        return ([self.current] if self.current is not None else []) + self.waiting
+
+
 class LocalRunQueue(RunQueue):
     """Jobs as asyncio tasks of this process."""
 
     def __init__(self, execute: Executor, on_cancel_pending: Executor, n_jobs: int = 10,
-                 keep_finished: int = 1000) -> None:
+                 keep_finished: int = 1000, finished_bytes: int = 32 << 20) -> None:
         self._execute = execute
         self._on_cancel_pending = on_cancel_pending
         self._slots = asyncio.Semaphore(max(1, n_jobs))
-        self._threads: dict[str, deque[RunJob]] = {}
+        self._threads: dict[str, _Line] = {}
         self._jobs: dict[str, RunJob] = {}
         self._finished: OrderedDict[str, RunJob] = OrderedDict()
         self._keep = keep_finished
+        self.finished_bytes = finished_bytes
+        self.finished_nbytes = 0
+        """Bytes held by the finished jobs kept."""
         self._closing = False
         self._watchers: dict[str, set[asyncio.Queue[RunJob]]] = {}
+        self._seq = itertools.count(1)
 
     def subscribe(self, thread_id: str) -> asyncio.Queue[RunJob]:
         queue: asyncio.Queue[RunJob] = asyncio.Queue()
@@ -110,14 +170,37 @@ class LocalRunQueue(RunQueue):
     def submit(self, job: RunJob) -> None:
         for queue in self._watchers.get(job.thread_id, ()):
             queue.put_nowait(job)
+        job.seq = next(self._seq)
         self._jobs[job.run_id] = job
-        line = self._threads.setdefault(job.thread_id, deque())
-        line.append(job)
-        if len(line) == 1:
-            self._start(job)
+        line = self._threads.get(job.thread_id)
+        if line is None:
+            line = self._threads[job.thread_id] = _Line()
+        bisect.insort(line.waiting, job, key=_order)
+        line.changed.set()
+        if line.driver is None and not self._closing:
+            line.driver = asyncio.get_running_loop().create_task(
+                self._drive(job.thread_id, line), name=f"thread-{job.thread_id}")
 
-    def _start(self, job: RunJob) -> None:
-        job.task = asyncio.get_running_loop().create_task(self._run(job), name=f"run-{job.run_id}")
+    async def _drive(self, thread_id: str, line: _Line) -> None:
+        """Start the thread's jobs one after the other, each when it is due."""
+        try:
+            while line.waiting and not self._closing:
+                head = line.waiting[0]
+                delay = head.not_before - time.time()
+                if delay > 0:  # the earliest job is not due yet: wait outside the slots
+                    line.changed.clear()
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(line.changed.wait(), delay)
+                    continue
+                line.waiting.pop(0)
+                line.current = head
+                head.task = asyncio.get_running_loop().create_task(self._run(head), name=f"run-{head.run_id}")
+                await asyncio.wait({head.task})
+                line.current = None
+        finally:
+            line.driver = None
+            if line.current is None and not line.waiting and self._threads.get(thread_id) is line:
+                del self._threads[thread_id]
 
     async def _run(self, job: RunJob) -> None:
         try:
@@ -133,25 +216,23 @@ class LocalRunQueue(RunQueue):
 
     def _retire(self, job: RunJob) -> None:
         self._jobs.pop(job.run_id, None)
+        if job.run_id in self._finished:
+            return
+        job.nbytes = job.footprint()
         self._finished[job.run_id] = job
-        while len(self._finished) > self._keep:
-            self._finished.popitem(last=False)
-        line = self._threads.get(job.thread_id)
-        if line is not None:
-            with contextlib.suppress(ValueError):
-                line.remove(job)
-            if not line:
-                self._threads.pop(job.thread_id, None)
-            elif line[0].task is None and not self._closing:
-                self._start(line[0])
+        self.finished_nbytes += job.nbytes
+        while self._finished and (len(self._finished) > self._keep or self.finished_nbytes > self.finished_bytes):
+            _, old = self._finished.popitem(last=False)
+            self.finished_nbytes -= old.nbytes
 
     def job(self, run_id: str) -> RunJob | None:
         return self._jobs.get(run_id) or self._finished.get(run_id)
 
     def active(self, thread_id: str | None = None) -> list[RunJob]:
         if thread_id is not None:
-            return list(self._threads.get(thread_id, ()))
-        return [job for line in self._threads.values() for job in line]
+            line = self._threads.get(thread_id)
+            return line.jobs() if line is not None else []
+        return [job for line in self._threads.values() for job in line.jobs()]
 
     def cancel(self, job: RunJob, action: str) -> None:
         if job.done.is_set():
@@ -160,7 +241,11 @@ class LocalRunQueue(RunQueue):
         if job.task is not None:
             job.task.cancel()
             return
-        # still waiting behind another run of its thread: drop it from the line
+        line = self._threads.get(job.thread_id)
+        if line is not None and job in line.waiting:
+            line.waiting.remove(job)  # not started: drop it from its line
+            line.changed.set()
+
         async def drop() -> None:
             try:
                 await self._on_cancel_pending(job)
@@ -173,9 +258,14 @@ class LocalRunQueue(RunQueue):
     async def shutdown(self) -> None:
         self._closing = True
         tasks = []
+        for line in list(self._threads.values()):
+            if line.driver is not None:
+                line.driver.cancel()
+                tasks.append(line.driver)
         for job in list(self._jobs.values()):
             if job.task is not None and not job.done.is_set():
                 job.cancel_action = job.cancel_action or "shutdown"
+                job.abandoned = True
                 job.task.cancel()
                 tasks.append(job.task)
         if tasks:

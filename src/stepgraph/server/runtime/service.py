@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from typing import TYPE_CHECKING, Any
 
 from stepgraph.server.errors import ApiError
+from stepgraph.server.runtime.eventlog import RunLog
+from stepgraph.server.runtime.locks import KeyedLocks
 from stepgraph.server.runtime.queue import RunJob
+from stepgraph.server.runtime.recovery import recover_runs
 from stepgraph.server.runtime.request import RunRequest, parse_run_request
 from stepgraph.server.runtime.webhooks import check_webhook
 from stepgraph.server.serde import dumps
@@ -34,7 +38,7 @@ class RunService:
 
     def __init__(self, ctx: ServerContext) -> None:
         self.ctx = ctx
-        self._lock = asyncio.Lock()
+        self._locks = KeyedLocks()
 
     # -- creation -----------------------------------------------------------------------------
     async def create(self, thread_id: str | None, body: dict[str, Any], *, protocol: str | None = None) -> RunJob:
@@ -63,14 +67,15 @@ class RunService:
             if req.if_not_exists != "create":
                 raise ApiError(404, "Thread or assistant not found.")
             await ctx.threads.ensure(thread_id, dict(tags))
-        async with self._lock:
+        # Admission is atomic per thread and waits for nothing else: an interrupted run stops
+        # in the background, and the queue starts the new run only once it has stopped.
+        async with self._locks.hold(thread_id):
             active = ctx.queue.active(thread_id)
             if active and req.multitask_strategy == "reject":
                 raise ApiError(409, _BUSY)
             if active and req.multitask_strategy in ("interrupt", "rollback"):
                 for job in active:
                     ctx.queue.cancel(job, req.multitask_strategy)
-                await asyncio.gather(*(job.done.wait() for job in active))
             run = self._run_doc(req, assistant, thread_id, temporary)
             if protocol is not None:
                 run["kwargs"]["protocol"] = protocol
@@ -80,7 +85,7 @@ class RunService:
 
     def _submit(self, run: dict[str, Any], temporary: bool) -> RunJob:
         log = self.ctx.events.open(run["run_id"], resumable=bool(run["kwargs"].get("resumable")))
-        log.append("metadata", dumps({"run_id": run["run_id"], "attempt": 1}))
+        log.append("metadata", dumps({"run_id": run["run_id"], "attempt": int(run.get("_attempt") or 1)}))
         job = RunJob(run=run, log=log, temporary=temporary)
         self.ctx.queue.submit(job)
         return job
@@ -118,6 +123,7 @@ class RunService:
                 "after_seconds": req.after_seconds, "on_disconnect": req.on_disconnect,
             },
             "multitask_strategy": req.multitask_strategy, "created_at": now, "updated_at": now,
+            "_not_before": time.time() + req.after_seconds,
         }
 
     # -- cancel / join ------------------------------------------------------------------------
@@ -153,9 +159,39 @@ class RunService:
                 return job.result
         thread = await self.ctx.threads.find(run["thread_id"]) or {}
         latest = await self.ctx.runs.find(run["run_id"]) or run
-        if latest.get("status") == "error" and thread.get("error"):
-            return {"__error__": thread["error"]}
+        if latest.get("status") == "error":
+            error = latest.get("error") or thread.get("error")
+            if error:
+                return {"__error__": error}
         return thread.get("values")
+
+    def stream_plan(self, run: dict[str, Any], after: tuple[int, int] | None
+                    ) -> tuple[RunLog | None, tuple[int, int] | None, bool]:
+        """What a ``join_stream`` follows: ``(log, after, live)``.
+
+        ``Last-Event-ID`` (``after``) replays a resumable run's events after it; without it
+        the stream follows from now. Raises 410 when the client asks to replay events no
+        longer kept. A finished run that failed and whose log is gone answers its ``error``.
+        """
+        log = self.ctx.events.get(run["run_id"])
+        if log is not None:
+            if after is not None and not log.resumable:
+                after = None
+            if after is not None and log.missed(after):
+                raise ApiError(410, f"Events of run {run['run_id']} up to id {log.evicted_event().id} were dropped "
+                                    f"from the server's stream buffer; join the run or read the thread's state.")
+            return log, after, after is None
+        if run.get("status") == "error" and run.get("error"):
+            log = RunLog(run["run_id"], resumable=False)
+            log.append("error", dumps(run["error"]))
+            log.close()
+            return log, None, False
+        if after is not None and run.get("status") not in ("pending", "running") \
+                and (run.get("kwargs") or {}).get("resumable"):
+            raise ApiError(410, f"The events of run {run['run_id']} are no longer kept (the run finished and its "
+                                f"stream buffer was evicted, or the server restarted); join the run or read the "
+                                f"thread's state.")
+        return None, after, after is None
 
     # -- threads ------------------------------------------------------------------------------
     async def delete_thread_data(self, thread_id: str, *, keep_job: RunJob | None = None) -> None:
@@ -172,20 +208,9 @@ class RunService:
 
     # -- startup ------------------------------------------------------------------------------
     async def recover(self) -> None:
-        """After a restart: runs left ``running`` failed; ``pending`` ones are queued again."""
-        ctx = self.ctx
-        runs = await ctx.runs.all()
+        """After a restart: resume, re-run or fail what the previous process left (``recovery``)."""
+        runs = await recover_runs(self.ctx, self.ctx.limits.max_attempts)
         for run in runs:
-            if run.get("status") == "running":
-                await ctx.runs.set_status(run["run_id"], "error")
-        for thread in await ctx.threads.all():
-            if thread.get("status") == "busy":
-                await ctx.refresh_thread(thread["thread_id"])
-        pending = sorted((r for r in runs if r.get("status") == "pending"), key=lambda r: r.get("created_at") or "")
-        for run in pending:
-            if run.get("metadata", {}).get("graph_id") not in ctx.registry:
-                await ctx.runs.set_status(run["run_id"], "error")
-                continue
             self._submit(run, bool(run["kwargs"].get("temporary")))
-        if pending:
-            logger.info("re-queued %d pending run(s)", len(pending))
+        if runs:
+            logger.info("re-queued %d run(s)", len(runs))

@@ -10,8 +10,16 @@ Events are encoded once, when appended; replays send the same bytes (same ``seq`
 ``event_id``), so clients can de-duplicate across reconnects. Logs live in this process's
 memory (as on LangGraph's server), bounded: per thread at most ``max_events`` events and
 ``max_bytes`` bytes (oldest dropped first; clients hydrate old state from
-``GET /threads/{id}/state``), and a log nobody follows or writes is forgotten after ``ttl``
+``GET /threads/{id}/state``), all logs together at most ``total_bytes`` (idle logs are
+forgotten first, least recently used first, then the oldest events of the least recently
+used logs are dropped), and a log nobody follows or writes is forgotten after ``ttl``
 seconds, or earlier when more than ``max_threads`` logs exist (least recently used first).
+Sizes are the bytes of the encoded frames.
+
+A stream asking for dropped events (``since`` before them) is refused before it starts
+(``missed``: the route answers 410). A follower that falls so far behind that the events it
+has not read yet are dropped gets a comment frame saying so and its stream ends; the SDK
+then reconnects and replays what the log still holds (de-duplicating by ``event_id``).
 """
 
 from __future__ import annotations
@@ -19,7 +27,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Iterable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -129,6 +137,10 @@ class ThreadLog:
     touched: float = field(default_factory=time.monotonic)
     interrupt_ids: set[str] = field(default_factory=set)
     """Every interrupt id announced by an ``input.requested`` event of this log."""
+    dropped_through: int = 0
+    """The ``seq`` of the last event dropped (0: none)."""
+    on_resize: Callable[[ThreadLog, int], None] | None = None
+    """Told of every change of ``nbytes`` (``ThreadLogs`` keeps the total)."""
     _waiter: asyncio.Future[None] | None = None
 
     def append(self, method: str, namespace: Iterable[str], data: Any, *, event_id: str | None = None,
@@ -140,17 +152,45 @@ class ThreadLog:
         frame = encode_event(seq, event_id or f"{ts}-{seq}", method, ns, ts, data)
         event = ThreadEvent(seq, method, ns, name, frame)
         self.events.append(event)
+        before = self.nbytes
         self.nbytes += len(frame)
         self.touched = time.monotonic()
-        drop = 0
-        while len(self.events) - drop > 1 and (len(self.events) - drop > self.max_events
-                                               or self.nbytes > self.max_bytes):
-            self.nbytes -= len(self.events[drop].frame)
-            drop += 1
-        if drop:
-            del self.events[:drop]
+        self._drop_oldest(self.max_bytes, self.max_events)
+        if self.on_resize is not None:
+            self.on_resize(self, self.nbytes - before)
         self._wake()
         return event
+
+    def _drop_oldest(self, max_bytes: int, max_events: int | None = None) -> int:
+        """Drop the oldest events (never the last one) until the log fits; bytes freed."""
+        drop, freed = 0, 0
+        while len(self.events) - drop > 1 and (
+                (max_events is not None and len(self.events) - drop > max_events)
+                or self.nbytes - freed > max_bytes):
+            freed += len(self.events[drop].frame)
+            drop += 1
+        if drop:
+            self.dropped_through = self.events[drop - 1].seq
+            del self.events[:drop]
+            self.nbytes -= freed
+        return freed
+
+    def shrink(self, max_bytes: int) -> int:
+        """Drop the oldest events until at most ``max_bytes`` remain; bytes freed."""
+        freed = self._drop_oldest(max_bytes)
+        if freed:
+            self._wake()
+        return freed
+
+    def missed(self, since: int | None) -> bool:
+        """Whether a stream replaying after ``since`` would miss dropped events."""
+        return since is not None and since < self.dropped_through
+
+    def gap_frame(self) -> bytes:
+        """The comment frame of a follower whose unread events were dropped."""
+        return (f": events up to seq {self.dropped_through} of thread {self.thread_id} were dropped from "
+                f"the server's buffer before this stream read them; reconnect to replay what is kept "
+                f"and read GET /threads/{self.thread_id}/state for the current state\r\n\r\n").encode()
 
     @property
     def idle(self) -> bool:
@@ -187,9 +227,15 @@ class ThreadLog:
         self.followers += 1
         self.touched = time.monotonic()
         try:
-            cursor = since or 0
+            if self.missed(since):
+                yield self._gap_event()
+                return
+            cursor = max(since or 0, self.dropped_through)
             last_sent = time.monotonic()
             while True:
+                if cursor < self.dropped_through:
+                    yield self._gap_event()
+                    return
                 index = self._index_after(cursor)
                 while index < len(self.events):
                     event = self.events[index]
@@ -198,6 +244,9 @@ class ThreadLog:
                     if flt.matches(event):
                         last_sent = time.monotonic()
                         yield event
+                        if cursor < self.dropped_through:
+                            break  # events were dropped while the reader was away
+                        index = self._index_after(cursor)
                 if self.closed:
                     return
                 idle = time.monotonic() - last_sent
@@ -210,17 +259,49 @@ class ThreadLog:
             self.followers -= 1
             self.touched = time.monotonic()
 
+    def _gap_event(self) -> ThreadEvent:
+        return ThreadEvent(self.dropped_through, "gap", (), None, self.gap_frame())
+
 
 class ThreadLogs:
     """The thread logs of this process."""
 
     def __init__(self, *, max_threads: int = 1000, max_events: int = 10000, max_bytes: int = 16 * 1024 * 1024,
-                 ttl: float = 3600.0) -> None:
+                 ttl: float = 3600.0, total_bytes: int = 64 * 1024 * 1024) -> None:
         self.max_threads = max_threads
         self.max_events = max_events
         self.max_bytes = max_bytes
+        self.total_bytes = total_bytes
         self.ttl = ttl
+        self.nbytes = 0
+        """Bytes held by all logs."""
         self._logs: OrderedDict[str, ThreadLog] = OrderedDict()
+
+    def _resized(self, log: ThreadLog, delta: int) -> None:
+        if self._logs.get(log.thread_id) is not log:
+            return  # a forgotten log still written by a finishing run
+        self.nbytes += delta
+        if self.nbytes > self.total_bytes:
+            self._shed(self.total_bytes * 3 // 4, keep=log)
+
+    def _shed(self, target: int, keep: ThreadLog) -> None:
+        """Forget idle logs, then drop the oldest events of the least recently used ones."""
+        for thread_id, log in list(self._logs.items()):
+            if self.nbytes <= target:
+                return
+            if log.idle and log is not keep:
+                self._forget(thread_id)
+        for log in list(self._logs.values()):
+            if self.nbytes <= target:
+                return
+            self.nbytes -= log.shrink(max(0, log.nbytes - (self.nbytes - target)))
+
+    def _forget(self, thread_id: str) -> ThreadLog | None:
+        log = self._logs.pop(thread_id, None)
+        if log is not None:
+            self.nbytes -= log.nbytes
+            log.on_resize = None
+        return log
 
     def get(self, thread_id: str) -> ThreadLog | None:
         """The thread's log, if there is one."""
@@ -231,7 +312,8 @@ class ThreadLogs:
         log = self._logs.get(thread_id)
         if log is None:
             self._prune()
-            log = self._logs[thread_id] = ThreadLog(thread_id, self.max_events, self.max_bytes)
+            log = self._logs[thread_id] = ThreadLog(thread_id, self.max_events, self.max_bytes,
+                                                    on_resize=self._resized)
         else:
             self._logs.move_to_end(thread_id)
             log.touched = time.monotonic()
@@ -239,7 +321,7 @@ class ThreadLogs:
 
     def discard(self, thread_id: str) -> None:
         """Forget a thread's log (its followers end)."""
-        log = self._logs.pop(thread_id, None)
+        log = self._forget(thread_id)
         if log is not None:
             log.close()
 
@@ -248,6 +330,7 @@ class ThreadLogs:
         for log in self._logs.values():
             log.close()
         self._logs.clear()
+        self.nbytes = 0
 
     def _prune(self) -> None:
         """Forget idle logs older than ``ttl``, then idle ones beyond ``max_threads`` (LRU)."""
@@ -256,4 +339,4 @@ class ThreadLogs:
         stale = [t for t in idle if now - self._logs[t].touched > self.ttl]
         excess = max(len(self._logs) - len(stale) + 1 - self.max_threads, 0)
         for thread_id in stale + [t for t in idle if t not in stale][:excess]:
-            self._logs.pop(thread_id, None)
+            self._forget(thread_id)
