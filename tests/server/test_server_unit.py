@@ -11,7 +11,6 @@ import pytest
 
 from stepgraph.server.cli import run_cli
 from stepgraph.server.graphs import GraphRegistry
-from stepgraph.server.resources.common import contains
 from stepgraph.server.runtime.eventlog import MemoryEventLog, parse_event_id
 from stepgraph.server.runtime.messages import MessageAccumulator
 from stepgraph.server.serde import dumps, jsonable
@@ -63,11 +62,6 @@ async def test_heartbeat_when_silent() -> None:
         if len(got) == 2:
             break
     assert got == [None, None]
-
-
-def test_contains() -> None:
-    assert contains({"a": {"b": 1, "c": 2}, "d": [1, 2]}, {"a": {"b": 1}, "d": [2]})
-    assert not contains({"a": 1}, {"a": 2}) and not contains({"a": 1}, {"b": 1})
 
 
 def test_serde_shapes() -> None:

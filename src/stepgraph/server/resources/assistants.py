@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import uuid
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from stepgraph.server.errors import ApiError
-from stepgraph.server.resources.common import contains, page
+from stepgraph.server.resources.common import sort_spec
+from stepgraph.server.storage.filters import AccessFilter, DocQuery
 from stepgraph.server.util import is_uuid, now_iso, system_assistant_id
 from stepgraph.server.validation import opt_dict, opt_enum, opt_int, opt_str, opt_str_list, req_str
 
@@ -57,7 +59,7 @@ class Assistants:
         if graph_id not in self.registry:
             raise ApiError(404, f"Graph '{graph_id}' not found. Registered graphs: {', '.join(self.registry.ids)}")
 
-    async def create(self, body: dict[str, Any]) -> dict[str, Any]:
+    async def create(self, body: dict[str, Any], access: AccessFilter | None = None) -> dict[str, Any]:
         """``POST /assistants``."""
         graph_id = req_str(body, "graph_id")
         self._check_graph(graph_id)
@@ -76,69 +78,78 @@ class Assistants:
         if await self.docs.insert(KIND, aid, doc):
             return doc
         if if_exists == "do_nothing":
-            existing = await self.docs.get(KIND, aid)
+            existing = await self.docs.get(KIND, aid, access=access)
             if existing is not None:
                 return existing
         raise ApiError(409, f"Assistant '{aid}' already exists.")
 
-    async def get(self, assistant_id: str) -> dict[str, Any]:
-        """An assistant by UUID (422 for anything else, 404 when unknown)."""
+    async def get(self, assistant_id: str, access: AccessFilter | None = None) -> dict[str, Any]:
+        """An assistant by UUID (422 for anything else, 404 when unknown or not visible)."""
         if not is_uuid(assistant_id):
             raise ApiError(422, "Invalid assistant ID: must be a UUID")
-        doc = await self.docs.get(KIND, assistant_id)
+        doc = await self.docs.get(KIND, assistant_id, access=access)
         if doc is None:
             raise ApiError(404, f"Assistant '{assistant_id}' not found.")
         return doc
 
-    async def resolve(self, ref: str, *, status: int = 422) -> dict[str, Any]:
-        """An assistant by UUID or by graph id (its system assistant), as runs accept."""
+    async def resolve(self, ref: str, *, status: int = 422, access: AccessFilter | None = None) -> dict[str, Any]:
+        """An assistant by UUID or by graph id (its system assistant), as runs accept.
+
+        With ``access``, an assistant that does not pass it is not found (404).
+        """
         if ref in self.registry:
-            doc = await self.docs.get(KIND, system_assistant_id(ref))
+            aid = system_assistant_id(ref)
+            doc = await self.docs.get(KIND, aid, access=access)
             if doc is not None:
                 return doc
+            if access is not None and await self.docs.get(KIND, aid) is not None:
+                raise ApiError(404, f"Assistant '{ref}' not found.")
         if is_uuid(ref):
-            doc = await self.docs.get(KIND, ref)
+            doc = await self.docs.get(KIND, ref, access=access)
             if doc is not None:
                 if doc.get("graph_id") not in self.registry:
                     raise ApiError(status, f"Assistant '{ref}' uses graph '{doc.get('graph_id')}', which is not registered.")
                 return doc
-            if status == 404:
+            if status == 404 or (access is not None and await self.docs.get(KIND, ref) is not None):
                 raise ApiError(404, f"Assistant '{ref}' not found.")
         raise ApiError(status, f"Invalid assistant: '{ref}'. Must be either:\n- A valid assistant UUID, or\n"
                                f"- One of the registered graphs: {', '.join(self.registry.ids)}")
 
-    def _filtered(self, docs: list[dict[str, Any]], body: dict[str, Any]) -> list[dict[str, Any]]:
+    async def visible(self, assistant: dict[str, Any], access: AccessFilter | None) -> bool:
+        """Whether ``assistant`` passes ``access``."""
+        if access is None:
+            return True
+        return await self.docs.get(KIND, assistant["assistant_id"], access=access) is not None
+
+    def _query(self, body: dict[str, Any], access: AccessFilter | None) -> DocQuery:
         graph_id = opt_str(body, "graph_id")
         if graph_id is not None:
             self._check_graph(graph_id)
-        metadata = opt_dict(body, "metadata")
-        name = opt_str(body, "name")
-        return [
-            d for d in docs
-            if (graph_id is None or d.get("graph_id") == graph_id)
-            and (not metadata or contains(d.get("metadata") or {}, metadata))
-            and (name is None or name.lower() in str(d.get("name") or "").lower())
-        ]
+        return DocQuery(graph_id=graph_id, metadata=opt_dict(body, "metadata") or None,
+                        name_contains=opt_str(body, "name") or None, access=access)
 
-    async def search(self, body: dict[str, Any]) -> tuple[list[dict[str, Any]], int, int, int]:
+    async def search(self, body: dict[str, Any], access: AccessFilter | None = None,
+                     ) -> tuple[list[dict[str, Any]], int, int, int]:
         """``POST /assistants/search``: ``(page, total, offset, limit)``."""
         limit = opt_int(body, "limit", 10, lo=1, hi=1000)
         offset = opt_int(body, "offset", 0)
-        docs = self._filtered(await self.docs.list(KIND), body)
-        items, total = page(docs, sort_by=opt_str(body, "sort_by"), sort_order=opt_str(body, "sort_order"),
-                            allowed=SORTABLE, default_sort="created_at", limit=limit, offset=offset)
+        query = self._query(body, access)
+        sort_by, descending = sort_spec(body, SORTABLE, "created_at")
+        items = await self.docs.query(KIND, replace(query, sort_by=sort_by, descending=descending,
+                                                    limit=limit, offset=offset))
+        total = await self.docs.count(KIND, query)
         select = opt_str_list(body, "select")
         if select:
             items = [{k: d.get(k) for k in select} for d in items]
         return items, total, offset, limit
 
-    async def count(self, body: dict[str, Any]) -> int:
+    async def count(self, body: dict[str, Any], access: AccessFilter | None = None) -> int:
         """``POST /assistants/count``."""
-        return len(self._filtered(await self.docs.list(KIND), body))
+        return await self.docs.count(KIND, self._query(body, access))
 
-    async def patch(self, assistant_id: str, body: dict[str, Any]) -> dict[str, Any]:
+    async def patch(self, assistant_id: str, body: dict[str, Any], access: AccessFilter | None = None) -> dict[str, Any]:
         """``PATCH /assistants/{id}``: change graph, config, context, metadata, name, description."""
-        await self.get(assistant_id)
+        await self.get(assistant_id, access)
         graph_id = opt_str(body, "graph_id")
         if graph_id is not None:
             self._check_graph(graph_id)
@@ -167,7 +178,7 @@ class Assistants:
             raise ApiError(404, f"Assistant '{assistant_id}' not found.")
         return updated
 
-    async def delete(self, assistant_id: str) -> None:
+    async def delete(self, assistant_id: str, access: AccessFilter | None = None) -> None:
         """``DELETE /assistants/{id}``."""
-        await self.get(assistant_id)
+        await self.get(assistant_id, access)
         await self.docs.delete(KIND, assistant_id)

@@ -1,37 +1,24 @@
-"""Filtering, sorting and paging of documents (shared by the search endpoints)."""
+"""Sorting and paging arguments of the search endpoints (the filtering runs in SQL)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from stepgraph.server.errors import ApiError
 
-__all__ = ["contains", "page", "select_fields"]
+__all__ = ["pagination_headers", "select_fields", "sort_spec"]
 
 
-def contains(value: Any, pattern: Any) -> bool:
-    """JSON containment (PostgreSQL's ``@>``): every key/item of ``pattern`` is in ``value``."""
-    if isinstance(pattern, dict):
-        return isinstance(value, dict) and all(k in value and contains(value[k], v) for k, v in pattern.items())
-    if isinstance(pattern, list):
-        return isinstance(value, list) and all(any(contains(v, p) for v in value) for p in pattern)
-    return value == pattern
-
-
-def page(
-    docs: Iterable[dict[str, Any]], *, sort_by: str | None, sort_order: str | None,
-    allowed: Sequence[str], default_sort: str, limit: int, offset: int,
-) -> tuple[list[dict[str, Any]], int]:
-    """Sort ``docs`` (newest first by default) and cut one page; returns ``(page, total)``."""
-    key = sort_by or default_sort
+def sort_spec(body: dict[str, Any], allowed: Sequence[str], default: str) -> tuple[str, bool]:
+    """``(sort_by, descending)`` from a search body (newest first by default); 422 when invalid."""
+    key = body.get("sort_by") or default
     if key not in allowed:
         raise ApiError(422, f"Invalid 'sort_by': expected one of {', '.join(allowed)}.")
-    order = (sort_order or "desc").lower()
-    if order not in ("asc", "desc"):
+    order = body.get("sort_order") or "desc"
+    if not isinstance(order, str) or order.lower() not in ("asc", "desc"):
         raise ApiError(422, "Invalid 'sort_order': expected 'asc' or 'desc'.")
-    items = sorted(docs, key=lambda d: (d.get(key) is None, str(d.get(key) or "")), reverse=order == "desc")
-    return items[offset: offset + limit], len(items)
+    return key, order.lower() == "desc"
 
 
 def select_fields(doc: dict[str, Any], select: list[str] | None) -> dict[str, Any]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from stepgraph.server.errors import ApiError
+from stepgraph.server.storage.filters import DocQuery
 from stepgraph.server.util import now_iso
 
 if TYPE_CHECKING:
@@ -44,13 +45,10 @@ class Runs:
         return doc
 
     async def list(self, thread_id: str, *, limit: int = 10, offset: int = 0,
-                   status: str | None = None) -> list[dict[str, Any]]:
-        """Runs of a thread, newest first."""
-        docs = await self.docs.list(KIND, thread_id=thread_id)
-        if status is not None:
-            docs = [d for d in docs if d.get("status") == status]
-        docs.sort(key=lambda d: (d.get("created_at") or "", d.get("run_id") or ""), reverse=True)
-        return docs[offset: offset + limit]
+                   status: str | None = None, fields: frozenset[str] | None = None) -> list[dict[str, Any]]:
+        """Runs of a thread, newest first (only ``fields`` decoded when given)."""
+        return await self.docs.query(KIND, DocQuery(thread_id=thread_id, status=status, limit=limit,
+                                                    offset=offset, fields=fields))
 
     async def all(self) -> list[dict[str, Any]]:
         """Every stored run."""

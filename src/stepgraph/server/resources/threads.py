@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import uuid
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from stepgraph.server.errors import ApiError
-from stepgraph.server.resources.common import contains, page
+from stepgraph.server.resources.common import sort_spec
+from stepgraph.server.storage.filters import AccessFilter, DocQuery
 from stepgraph.server.util import now_iso
 from stepgraph.server.validation import opt_dict, opt_enum, opt_int, opt_str, opt_str_list
 
@@ -36,12 +38,13 @@ def public(doc: dict[str, Any]) -> dict[str, Any]:
 
 
 class Threads:
-    """Stored threads."""
+    """Stored threads. ``access`` arguments are an authorization filter on the metadata: a
+    thread that does not pass it is treated as missing (404, left out of searches)."""
 
     def __init__(self, docs: DocStore) -> None:
         self.docs = docs
 
-    async def create(self, body: dict[str, Any]) -> dict[str, Any]:
+    async def create(self, body: dict[str, Any], access: AccessFilter | None = None) -> dict[str, Any]:
         """``POST /threads`` (a client-chosen ``thread_id`` is allowed; 409 when taken)."""
         thread_id = opt_str(body, "thread_id") or str(uuid.uuid4())
         if_exists = opt_enum(body, "if_exists", ("raise", "do_nothing"), "raise")
@@ -49,7 +52,7 @@ class Threads:
         if await self.docs.insert(KIND, thread_id, doc):
             return public(doc)
         if if_exists == "do_nothing":
-            existing = await self.docs.get(KIND, thread_id)
+            existing = await self.docs.get(KIND, thread_id, access=access)
             if existing is not None:
                 return public(existing)
         raise ApiError(409, f"Thread with ID {thread_id} already exists.")
@@ -65,46 +68,55 @@ class Threads:
             return found if found is not None else doc
         return doc
 
-    async def find(self, thread_id: str) -> dict[str, Any] | None:
+    async def find(self, thread_id: str, access: AccessFilter | None = None) -> dict[str, Any] | None:
         """The stored thread or ``None``."""
-        return await self.docs.get(KIND, thread_id)
+        return await self.docs.get(KIND, thread_id, access=access)
 
-    async def get(self, thread_id: str) -> dict[str, Any]:
+    async def exists(self, thread_id: str) -> bool:
+        """Whether a thread with this id is stored (whoever may see it)."""
+        return await self.docs.get(KIND, thread_id, fields=frozenset({"thread_id"})) is not None
+
+    async def get(self, thread_id: str, access: AccessFilter | None = None) -> dict[str, Any]:
         """The thread (404 when unknown)."""
-        doc = await self.docs.get(KIND, thread_id)
+        doc = await self.docs.get(KIND, thread_id, access=access)
         if doc is None:
             raise ApiError(404, f"Thread with ID {thread_id} not found")
         return doc
 
-    def _filtered(self, docs: list[dict[str, Any]], body: dict[str, Any]) -> list[dict[str, Any]]:
+    def _query(self, body: dict[str, Any], access: AccessFilter | None) -> DocQuery:
         ids = opt_str_list(body, "ids")
-        metadata, values = opt_dict(body, "metadata"), opt_dict(body, "values")
-        status = opt_enum(body, "status", STATUSES, None)
-        wanted = set(ids) if isinstance(ids, list) else None
-        return [
-            d for d in docs
-            if (wanted is None or d.get("thread_id") in wanted)
-            and (not metadata or contains(d.get("metadata") or {}, metadata))
-            and (not values or contains(d.get("values") or {}, values))
-            and (status is None or d.get("status") == status)
-        ]
+        return DocQuery(
+            ids=tuple(ids) if isinstance(ids, list) else None,
+            metadata=opt_dict(body, "metadata") or None, values=opt_dict(body, "values") or None,
+            status=opt_enum(body, "status", STATUSES, None), access=access,
+        )
 
-    async def search(self, body: dict[str, Any]) -> tuple[list[dict[str, Any]], int, int, int]:
+    async def search(self, body: dict[str, Any], access: AccessFilter | None = None,
+                     ) -> tuple[list[dict[str, Any]], int, int, int]:
         """``POST /threads/search``: ``(page, total, offset, limit)``."""
         limit = opt_int(body, "limit", 10, lo=1, hi=10000)
         offset = opt_int(body, "offset", 0)
-        docs = self._filtered(await self.docs.list(KIND), body)
-        items, total = page(docs, sort_by=opt_str(body, "sort_by"), sort_order=opt_str(body, "sort_order"),
-                            allowed=SORTABLE, default_sort="created_at", limit=limit, offset=offset)
-        items = [public(d) for d in items]
+        query = self._query(body, access)
+        sort_by, descending = sort_spec(body, SORTABLE, "created_at")
         select = opt_str_list(body, "select")
+        fields = frozenset(select) if select else None
+        items = await self.docs.query(KIND, replace(query, sort_by=sort_by, descending=descending,
+                                                    limit=limit, offset=offset, fields=fields))
+        total = await self.docs.count(KIND, query)
+        items = [public(d) for d in items]
         if select:
             items = [{k: d.get(k) for k in select} for d in items]
         return items, total, offset, limit
 
-    async def count(self, body: dict[str, Any]) -> int:
+    async def count(self, body: dict[str, Any], access: AccessFilter | None = None) -> int:
         """``POST /threads/count``."""
-        return len(self._filtered(await self.docs.list(KIND), body))
+        return await self.docs.count(KIND, self._query(body, access))
+
+    async def ids(self, *, metadata: dict[str, Any] | None = None, access: AccessFilter | None = None) -> list[str]:
+        """Ids of the threads whose metadata contains ``metadata`` (and pass ``access``)."""
+        docs = await self.docs.query(KIND, DocQuery(metadata=metadata, access=access,
+                                                    fields=frozenset({"thread_id"})))
+        return [d["thread_id"] for d in docs]
 
     async def update(self, thread_id: str, **fields: Any) -> dict[str, Any] | None:
         """Set fields of a thread (``None`` when it does not exist); bumps ``updated_at``."""
@@ -118,9 +130,9 @@ class Threads:
 
         return await self.docs.update(KIND, thread_id, change)
 
-    async def patch(self, thread_id: str, body: dict[str, Any]) -> dict[str, Any]:
+    async def patch(self, thread_id: str, body: dict[str, Any], access: AccessFilter | None = None) -> dict[str, Any]:
         """``PATCH /threads/{id}``: merge metadata."""
-        await self.get(thread_id)
+        await self.get(thread_id, access)
         metadata = opt_dict(body, "metadata") or {}
         doc = await self.update(thread_id, merge_metadata=metadata)
         if doc is None:

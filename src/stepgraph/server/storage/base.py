@@ -1,10 +1,11 @@
 """What the server persists besides checkpoints: assistants, threads and runs as documents.
 
-``DocStore`` is a tiny document table keyed by ``(kind, id)``, with an optional
-``thread_id`` column so a thread's runs can be listed and deleted together. Filtering and
-sorting happen in Python (``resources/``), so a backend only has to store and fetch JSON.
-``Backend`` bundles the document table with the checkpoint saver and the long-term store
-that share the same database.
+``DocStore`` is a document table keyed by ``(kind, id)``, with a ``thread_id`` column so a
+thread's runs can be listed and deleted together. Searches (``DocQuery``) filter, sort,
+count and page in SQL (``sqlquery``), and only the returned page is decoded; large fields
+(thread values, run kwargs) only when the caller asks for them (``records``). ``Backend``
+bundles the document table with the checkpoint saver and the long-term store that share
+the same database.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from stepgraph.server.serde import dumps, loads
+from stepgraph.server.storage.filters import AccessFilter, DocQuery
 
 __all__ = ["Backend", "DocStore", "decode_doc", "encode_doc"]
 
@@ -41,8 +43,12 @@ class DocStore(ABC):
         """Create the table if needed."""
 
     @abstractmethod
-    async def get(self, kind: str, doc_id: str) -> dict[str, Any] | None:
-        """The document, or ``None``."""
+    async def get(self, kind: str, doc_id: str, *, access: AccessFilter | None = None,
+                  fields: frozenset[str] | None = None) -> dict[str, Any] | None:
+        """The document, or ``None`` (also when it does not pass ``access``).
+
+        ``fields`` as in ``DocQuery``: large fields not named are not read.
+        """
 
     @abstractmethod
     async def insert(self, kind: str, doc_id: str, doc: dict[str, Any], *, thread_id: str | None = None) -> bool:
@@ -61,8 +67,16 @@ class DocStore(ABC):
         """Delete every document of ``kind`` attached to ``thread_id``."""
 
     @abstractmethod
+    async def query(self, kind: str, q: DocQuery) -> list[dict[str, Any]]:
+        """The documents of ``kind`` matching ``q``, sorted and paged."""
+
+    @abstractmethod
+    async def count(self, kind: str, q: DocQuery) -> int:
+        """How many documents of ``kind`` match ``q`` (its sort and page ignored)."""
+
     async def list(self, kind: str, *, thread_id: str | None = None) -> list[dict[str, Any]]:
-        """Every document of ``kind`` (only those of ``thread_id`` when given)."""
+        """Every document of ``kind`` (only those of ``thread_id`` when given), oldest first."""
+        return await self.query(kind, DocQuery(thread_id=thread_id, descending=False))
 
     async def update(
         self, kind: str, doc_id: str, change: Callable[[dict[str, Any]], Any], *, thread_id: str | None = None,

@@ -2,76 +2,79 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
-from stepgraph.server.storage.base import Backend, DocStore, decode_doc, encode_doc
+from stepgraph.server.storage import records
+from stepgraph.server.storage.base import Backend, decode_doc
+from stepgraph.server.storage.records import Row
+from stepgraph.server.storage.sqlbase import LEGACY_TABLE, TABLE, SqlDocStore
+from stepgraph.server.storage.sqlquery import PG_NUL, PostgresQuery
 
 __all__ = ["PostgresDocStore", "open_postgres"]
 
+logger = logging.getLogger("stepgraph.server")
+
+_C = 'COLLATE "C"'  # sort as Python compares strings (code points), not by the locale
 _DDL = (
-    "CREATE TABLE IF NOT EXISTS sg_server_docs ("
-    " kind TEXT NOT NULL, id TEXT NOT NULL, thread_id TEXT, doc TEXT NOT NULL,"
+    f"CREATE TABLE IF NOT EXISTS {TABLE} ("
+    f" kind TEXT NOT NULL, id TEXT {_C} NOT NULL, thread_id TEXT,"
+    f" status TEXT {_C}, created_at TEXT {_C}, updated_at TEXT {_C}, state_updated_at TEXT {_C},"
+    f" name TEXT {_C}, graph_id TEXT, metadata JSONB NOT NULL DEFAULT '{{}}',"
+    " doc TEXT NOT NULL, vals TEXT, large TEXT,"
     " PRIMARY KEY (kind, id))",
-    "CREATE INDEX IF NOT EXISTS sg_server_docs_thread ON sg_server_docs (kind, thread_id)",
+    f"CREATE INDEX IF NOT EXISTS {TABLE}_thread ON {TABLE} (kind, thread_id)",
+    f"CREATE INDEX IF NOT EXISTS {TABLE}_created ON {TABLE} (kind, created_at)",
+    f"CREATE INDEX IF NOT EXISTS {TABLE}_metadata ON {TABLE} USING GIN (metadata jsonb_path_ops)",
 )
 
 
-class PostgresDocStore(DocStore):
-    """Documents in an ``sg_server_docs`` table, through a psycopg ``AsyncConnectionPool``."""
+class PostgresDocStore(SqlDocStore):
+    """Documents in the records table, through a psycopg ``AsyncConnectionPool``."""
+
+    dialect = PostgresQuery
+    metadata_param = "%s::jsonb"
 
     def __init__(self, pool: Any) -> None:
         super().__init__()
         self.pool = pool
 
-    async def _fetch(self, sql: str, params: tuple[Any, ...]) -> list[tuple[Any, ...]]:
+    def _metadata_text(self, row: Row) -> str:
+        return row.metadata.replace(*PG_NUL)
+
+    async def _fetch(self, sql: str, params: list[Any]) -> list[tuple[Any, ...]]:
         async with self.pool.connection() as conn, conn.cursor() as cur:
             await cur.execute(sql, params)
             return await cur.fetchall()
 
-    async def _exec(self, sql: str, params: tuple[Any, ...]) -> int:
+    async def _exec(self, sql: str, params: list[Any]) -> int:
         async with self.pool.connection() as conn, conn.cursor() as cur:
             await cur.execute(sql, params)
             return cur.rowcount
 
     async def setup(self) -> None:
-        async with self.pool.connection() as conn:
+        async with self.pool.connection() as conn, conn.transaction():
             await conn.execute("SELECT pg_advisory_xact_lock(7362004200)")
             for stmt in _DDL:
                 await conn.execute(stmt)
+            found = await (await conn.execute("SELECT to_regclass(%s)", (LEGACY_TABLE,))).fetchone()
+            if found and found[0] is not None:
+                await self._migrate(conn)
 
-    async def get(self, kind: str, doc_id: str) -> dict[str, Any] | None:
-        rows = await self._fetch("SELECT doc FROM sg_server_docs WHERE kind = %s AND id = %s", (kind, doc_id))
-        return decode_doc(rows[0][0]) if rows else None
-
-    async def insert(self, kind: str, doc_id: str, doc: dict[str, Any], *, thread_id: str | None = None) -> bool:
-        n = await self._exec(
-            "INSERT INTO sg_server_docs (kind, id, thread_id, doc) VALUES (%s, %s, %s, %s) "
-            "ON CONFLICT (kind, id) DO NOTHING", (kind, doc_id, thread_id, encode_doc(doc)))
-        return n == 1
-
-    async def put(self, kind: str, doc_id: str, doc: dict[str, Any], *, thread_id: str | None = None) -> None:
-        await self._exec(
-            "INSERT INTO sg_server_docs (kind, id, thread_id, doc) VALUES (%s, %s, %s, %s) "
-            "ON CONFLICT (kind, id) DO UPDATE SET doc = excluded.doc, "
-            "thread_id = COALESCE(excluded.thread_id, sg_server_docs.thread_id)",
-            (kind, doc_id, thread_id, encode_doc(doc)))
-
-    async def delete(self, kind: str, doc_id: str) -> bool:
-        return await self._exec("DELETE FROM sg_server_docs WHERE kind = %s AND id = %s", (kind, doc_id)) > 0
-
-    async def delete_for_thread(self, kind: str, thread_id: str) -> int:
-        return await self._exec(
-            "DELETE FROM sg_server_docs WHERE kind = %s AND thread_id = %s", (kind, thread_id))
-
-    async def list(self, kind: str, *, thread_id: str | None = None) -> list[dict[str, Any]]:
-        if thread_id is None:
-            rows = await self._fetch("SELECT doc FROM sg_server_docs WHERE kind = %s", (kind,))
-        else:
-            rows = await self._fetch(
-                "SELECT doc FROM sg_server_docs WHERE kind = %s AND thread_id = %s", (kind, thread_id))
-        return [decode_doc(r[0]) for r in rows]
+    async def _migrate(self, conn: Any) -> None:
+        """Copy the documents of the earlier one-column table, then drop it."""
+        sql = self._insert_sql("DO NOTHING")
+        moved = 0
+        async with conn.cursor(name="sg_migrate") as cur:
+            await cur.execute(f"SELECT kind, id, thread_id, doc FROM {LEGACY_TABLE}")
+            async for kind, doc_id, thread_id, text in cur:
+                row = records.encode_row(kind, doc_id, decode_doc(text), thread_id)
+                await conn.execute(sql, self._row_params(row))
+                moved += 1
+        await conn.execute(f"DROP TABLE {LEGACY_TABLE}")
+        logger.info("migrated %d server document(s) from %s to %s", moved, LEGACY_TABLE, TABLE)
 
 
 @asynccontextmanager

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import sqlite3
 import threading
 import time
@@ -11,22 +12,35 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
-from stepgraph.server.storage.base import Backend, DocStore, decode_doc, encode_doc
+from stepgraph.server.storage import records
+from stepgraph.server.storage.base import Backend, decode_doc
+from stepgraph.server.storage.sqlbase import LEGACY_TABLE, TABLE, SqlDocStore
+from stepgraph.server.storage.sqlquery import SqliteQuery
 
 __all__ = ["SqliteDocStore", "open_sqlite"]
 
 T = TypeVar("T")
+logger = logging.getLogger("stepgraph.server")
 
 _DDL = (
-    "CREATE TABLE IF NOT EXISTS sg_server_docs ("
-    " kind TEXT NOT NULL, id TEXT NOT NULL, thread_id TEXT, doc TEXT NOT NULL,"
+    f"CREATE TABLE IF NOT EXISTS {TABLE} ("
+    " kind TEXT NOT NULL, id TEXT NOT NULL, thread_id TEXT,"
+    " status TEXT, created_at TEXT, updated_at TEXT, state_updated_at TEXT, name TEXT, graph_id TEXT,"
+    " metadata TEXT NOT NULL DEFAULT '{}', doc TEXT NOT NULL, vals TEXT, large TEXT,"
     " PRIMARY KEY (kind, id))",
-    "CREATE INDEX IF NOT EXISTS sg_server_docs_thread ON sg_server_docs (kind, thread_id)",
+    f"CREATE INDEX IF NOT EXISTS {TABLE}_thread ON {TABLE} (kind, thread_id)",
+    f"CREATE INDEX IF NOT EXISTS {TABLE}_created ON {TABLE} (kind, created_at)",
 )
 
 
-class SqliteDocStore(DocStore):
-    """Documents in an ``sg_server_docs`` table; SQL runs in a worker thread."""
+def _lower(text: Any) -> Any:
+    return text.lower() if isinstance(text, str) else text
+
+
+class SqliteDocStore(SqlDocStore):
+    """Documents in the records table; SQL runs in a worker thread on one connection."""
+
+    dialect = SqliteQuery
 
     def __init__(self, path: str) -> None:
         super().__init__()
@@ -41,6 +55,8 @@ class SqliteDocStore(DocStore):
                     raise
                 time.sleep(0.01)
         self.conn.execute("PRAGMA synchronous = NORMAL")
+        # Python's lower() (Unicode), as name searches always did
+        self.conn.create_function("sg_lower", 1, _lower, deterministic=True)
         self.sql_lock = threading.Lock()
 
     async def _run(self, fn: Callable[[sqlite3.Connection], T]) -> T:
@@ -50,51 +66,41 @@ class SqliteDocStore(DocStore):
 
         return await asyncio.to_thread(call)
 
+    async def _fetch(self, sql: str, params: list[Any]) -> list[tuple[Any, ...]]:
+        return await self._run(lambda c: c.execute(sql, params).fetchall())
+
+    async def _exec(self, sql: str, params: list[Any]) -> int:
+        return await self._run(lambda c: c.execute(sql, params).rowcount)
+
     async def setup(self) -> None:
-        def ddl(conn: sqlite3.Connection) -> None:
+        await self._run(self._setup)
+
+    def _setup(self, conn: sqlite3.Connection) -> None:
+        conn.execute("BEGIN IMMEDIATE")
+        try:
             for stmt in _DDL:
                 conn.execute(stmt)
+            legacy = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
+                                  (LEGACY_TABLE,)).fetchone()
+            if legacy:
+                self._migrate(conn)
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
 
-        await self._run(ddl)
-
-    async def get(self, kind: str, doc_id: str) -> dict[str, Any] | None:
-        rows = await self._run(lambda c: c.execute(
-            "SELECT doc FROM sg_server_docs WHERE kind = ? AND id = ?", (kind, doc_id)).fetchall())
-        return decode_doc(rows[0][0]) if rows else None
-
-    async def insert(self, kind: str, doc_id: str, doc: dict[str, Any], *, thread_id: str | None = None) -> bool:
-        text = encode_doc(doc)
-        cur = await self._run(lambda c: c.execute(
-            "INSERT OR IGNORE INTO sg_server_docs (kind, id, thread_id, doc) VALUES (?, ?, ?, ?)",
-            (kind, doc_id, thread_id, text)))
-        return cur.rowcount == 1
-
-    async def put(self, kind: str, doc_id: str, doc: dict[str, Any], *, thread_id: str | None = None) -> None:
-        text = encode_doc(doc)
-        await self._run(lambda c: c.execute(
-            "INSERT INTO sg_server_docs (kind, id, thread_id, doc) VALUES (?, ?, ?, ?) "
-            "ON CONFLICT (kind, id) DO UPDATE SET doc = excluded.doc, "
-            "thread_id = COALESCE(excluded.thread_id, sg_server_docs.thread_id)",
-            (kind, doc_id, thread_id, text)))
-
-    async def delete(self, kind: str, doc_id: str) -> bool:
-        cur = await self._run(lambda c: c.execute(
-            "DELETE FROM sg_server_docs WHERE kind = ? AND id = ?", (kind, doc_id)))
-        return cur.rowcount > 0
-
-    async def delete_for_thread(self, kind: str, thread_id: str) -> int:
-        cur = await self._run(lambda c: c.execute(
-            "DELETE FROM sg_server_docs WHERE kind = ? AND thread_id = ?", (kind, thread_id)))
-        return cur.rowcount
-
-    async def list(self, kind: str, *, thread_id: str | None = None) -> list[dict[str, Any]]:
-        if thread_id is None:
-            rows = await self._run(lambda c: c.execute(
-                "SELECT doc FROM sg_server_docs WHERE kind = ?", (kind,)).fetchall())
-        else:
-            rows = await self._run(lambda c: c.execute(
-                "SELECT doc FROM sg_server_docs WHERE kind = ? AND thread_id = ?", (kind, thread_id)).fetchall())
-        return [decode_doc(r[0]) for r in rows]
+    def _migrate(self, conn: sqlite3.Connection) -> None:
+        """Copy the documents of the earlier one-column table, then drop it."""
+        cur = conn.execute(f"SELECT kind, id, thread_id, doc FROM {LEGACY_TABLE}")
+        sql = self._insert_sql("DO NOTHING")
+        moved = 0
+        while batch := cur.fetchmany(200):
+            for kind, doc_id, thread_id, text in batch:
+                row = records.encode_row(kind, doc_id, decode_doc(text), thread_id)
+                conn.execute(sql, self._row_params(row))
+                moved += 1
+        conn.execute(f"DROP TABLE {LEGACY_TABLE}")
+        logger.info("migrated %d server document(s) from %s to %s", moved, LEGACY_TABLE, TABLE)
 
     async def close(self) -> None:
         await self._run(lambda c: c.close())
