@@ -7,7 +7,7 @@ from typing import Any, Generic, TypeVar
 
 from stepgraph.engine.context import current_task
 
-__all__ = ["ExecutionInfo", "Runtime", "get_runtime"]
+__all__ = ["ExecutionInfo", "Runtime", "ServerInfo", "get_runtime", "server_info_from"]
 
 ContextT = TypeVar("ContextT")
 
@@ -30,6 +30,31 @@ class ExecutionInfo:
 
 
 @dataclass(frozen=True, slots=True)
+class ServerInfo:
+    """What a server running the graph tells it (``None`` outside a server), as in LangGraph.
+
+    ``user`` is the authenticated user (``langgraph_sdk``'s ``BaseUser`` protocol:
+    ``user.identity``, ``user["identity"]``) when the server has custom auth.
+    """
+
+    assistant_id: str
+    graph_id: str
+    user: Any = None
+
+
+def server_info_from(configurable: dict[str, Any]) -> ServerInfo | None:
+    """The ``ServerInfo`` of a run from its configurable keys (``assistant_id``, ``graph_id``,
+    ``langgraph_auth_user``), ``None`` when there is none of them."""
+    assistant_id, graph_id = configurable.get("assistant_id"), configurable.get("graph_id")
+    user = configurable.get("langgraph_auth_user")
+    if user is not None and not hasattr(user, "identity"):
+        user = None
+    if assistant_id is None and graph_id is None and user is None:
+        return None
+    return ServerInfo(assistant_id=str(assistant_id or ""), graph_id=str(graph_id or ""), user=user)
+
+
+@dataclass(frozen=True, slots=True)
 class Runtime(Generic[ContextT]):
     """Injected as the ``runtime`` parameter of a node.
 
@@ -39,6 +64,7 @@ class Runtime(Generic[ContextT]):
         stream_writer: writes a chunk to the ``custom`` stream.
         previous: the previous return value of an ``entrypoint`` on this thread.
         execution_info: ids of the running task.
+        server_info: the server's assistant, graph and authenticated user (``None`` outside one).
     """
 
     context: ContextT = None  # type: ignore[assignment]
@@ -46,6 +72,7 @@ class Runtime(Generic[ContextT]):
     stream_writer: Any = _noop_writer
     previous: Any = None
     execution_info: ExecutionInfo = field(default_factory=ExecutionInfo)
+    server_info: ServerInfo | None = None
 
     def merge(self, other: Runtime[ContextT]) -> Runtime[ContextT]:
         """Fields of ``other`` win where they are set (truthy), as in LangGraph."""
@@ -59,6 +86,7 @@ class Runtime(Generic[ContextT]):
             ),
             previous=other.previous if other.previous is not None else self.previous,
             execution_info=other.execution_info,
+            server_info=other.server_info or self.server_info,
         )
 
     def override(self, **overrides: Any) -> Runtime[ContextT]:

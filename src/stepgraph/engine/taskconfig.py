@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from stepgraph.runtime import ExecutionInfo, Runtime, _noop_writer
+from stepgraph.runtime import ExecutionInfo, Runtime, _noop_writer, server_info_from
 
 if TYPE_CHECKING:
     from stepgraph.config import RunnableConfig
@@ -64,4 +64,5 @@ def build_task_runtime(loop: RunLoop, task: Task) -> Runtime[Any]:
         stream_writer=writer,
         previous=loop.previous_value(),
         execution_info=info,
+        server_info=server_info_from(loop.configurable),
     )

@@ -153,6 +153,7 @@ class ToolNode(Runnable[Any, Any]):
                 store=getattr(runtime, "store", None),
                 tools=tools,
                 execution_info=getattr(runtime, "execution_info", None),
+                server_info=getattr(runtime, "server_info", None),
             )
             for call, cfg in zip(calls, get_config_list(config, len(calls)), strict=False)
         ]

@@ -46,12 +46,14 @@ def create_app(settings: ServerSettings, *, registry: GraphRegistry | None = Non
     if registry is None:
         registry = GraphRegistry(settings.graphs, settings.base_dir, descriptions=settings.graph_descriptions)
         registry.load()
+    authorizer = _load_auth(settings)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         async with open_backend(settings.database_url, settings.default_db_path) as backend:
             ctx = ServerContext(settings, registry, backend)
             ctx.limits = limits
+            ctx.authorizer = authorizer
             executor = RunExecutor(ctx)
             ctx.events = MemoryEventLog(max_bytes=limits.run_log_bytes, finished_bytes=limits.finished_logs_bytes)
             ctx.thread_logs = ThreadLogs(max_bytes=limits.thread_log_bytes, total_bytes=limits.thread_logs_bytes)
@@ -76,5 +78,28 @@ def create_app(settings: ServerSettings, *, registry: GraphRegistry | None = Non
         Middleware(HostCheckMiddleware, allowed_hosts=allowed_hosts_for(settings.host, settings.allowed_hosts),
                    bind=settings.host),
     ]
+    if authorizer is not None:
+        from stepgraph.server.auth import AuthMiddleware
+
+        middleware.append(Middleware(AuthMiddleware, authorizer=authorizer))
     return Starlette(routes=all_routes(), lifespan=lifespan, middleware=middleware,
                      exception_handlers=install_handlers())
+
+
+def _load_auth(settings: ServerSettings) -> Any:
+    """The ``Authorizer`` of the ``auth`` section (``None`` without one); fails like a graph."""
+    if settings.auth is None:
+        return None
+    from stepgraph.server.auth import AuthConfig, load_authorizer, parse_auth_config
+
+    config: Any = settings.auth
+    if not isinstance(config, AuthConfig):  # the config file's (schema-checked) section, or a dict
+        raw = config.model_dump(exclude_none=True) if hasattr(config, "model_dump") else config
+        config = parse_auth_config(raw, settings.base_dir)
+    authorizer = load_authorizer(config, settings.base_dir, dev=settings.dev)
+    if config.openapi is None:
+        logger.warning("custom auth without \"openapi\" in the auth section: the OpenAPI document "
+                       "shows no security scheme")
+    logger.info("custom auth: %s%s", config.path,
+                " (LangSmith Studio requests come in as StudioUser)" if authorizer.studio else "")
+    return authorizer

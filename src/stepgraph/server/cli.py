@@ -55,7 +55,7 @@ def run_cli(argv: Sequence[str]) -> int:
     try:
         settings = load_settings(find_config(args.config), host=args.host, port=args.port,
                                  database_url=args.database_url, n_jobs=args.n_jobs_per_worker,
-                                 allowed_hosts=hosts)
+                                 allowed_hosts=hosts, dev=args.command == "dev")
         from stepgraph.server.app import create_app
 
         app = create_app(settings)

@@ -339,11 +339,14 @@ def _http(c: _Checker, http: HttpConfig) -> None:
 
 
 def _auth(c: _Checker, auth: AuthConfig) -> None:
-    """Shape only: enforcement lives in ``server/auth``."""
+    """Shape only: enforcement (and the checks of the Auth object itself) live in ``server/auth``."""
     _check_ref(c, "auth.path", auth.path, "auth handlers")
-    if auth.disable_studio_auth is not None or auth.allow_langsmith_api_keys is not None:
-        c.notes.append("config keys `auth.disable_studio_auth` / `auth.allow_langsmith_api_keys`: stepgraph has "
-                       "no LangSmith API-key path; the custom auth handles every request")
+    if auth.allow_langsmith_api_keys:
+        c.refuse("auth.allow_langsmith_api_keys", "LangSmith API keys need LangSmith, which stepgraph does not use",
+                 "authenticate those clients in your @auth.authenticate handler")
+    if auth.cache is not None and not auth.cache.cache_keys:
+        c.invalid("auth.cache.cache_keys", "the cache needs the header names that identify a caller",
+                  'e.g. "cache_keys": ["authorization"]')
 
 
 def decide(config: Config, base: Path, source: str, environ: Mapping[str, str]) -> Decided:

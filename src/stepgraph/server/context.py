@@ -41,6 +41,8 @@ class ServerContext:
         self.thread_logs: ThreadLogs
         self.queue: RunQueue
         self.service: RunService
+        self.authorizer: Any = None
+        """The ``server.auth.Authorizer`` when the config has ``auth`` (else ``None``)."""
 
     async def graph(self, graph_id: str, config: dict[str, Any] | None = None) -> Any:
         """The compiled graph of ``graph_id`` wired to the server's checkpointer and store."""

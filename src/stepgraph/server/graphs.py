@@ -18,7 +18,7 @@ from typing import Any
 
 from stepgraph.server.settings import ConfigError
 
-__all__ = ["GraphRegistry"]
+__all__ = ["GraphRegistry", "import_target"]
 
 logger = logging.getLogger("stepgraph.server")
 
@@ -64,8 +64,8 @@ class GraphRegistry:
             raise ConfigError(f'Graph {graph_id!r}: expected "./file.py:variable", got {ref!r}')
         try:
             module = self._import(target)
-        except ConfigError:
-            raise
+        except ConfigError as exc:
+            raise ConfigError(f"Graph {graph_id!r}: {exc}") from None
         except Exception as exc:  # noqa: BLE001 - the user's module failed to import
             raise ConfigError(f"Graph {graph_id!r}: importing {target} failed: {type(exc).__name__}: {exc}") from exc
         obj: Any = module
@@ -76,37 +76,7 @@ class GraphRegistry:
         return obj
 
     def _import(self, target: str) -> Any:
-        base = str(self.base_dir)
-        if base not in sys.path:
-            sys.path.insert(0, base)
-        if not (target.endswith(".py") or "/" in target or "\\" in target):
-            return importlib.import_module(target)
-        path = (self.base_dir / target).resolve()
-        if path in self._modules:
-            return self._modules[path]
-        if not path.is_file():
-            raise ConfigError(f"Graph file not found: {path}")
-        if str(path.parent) not in sys.path:
-            sys.path.insert(0, str(path.parent))
-        name = path.stem
-        existing = sys.modules.get(name)
-        if existing is not None and Path(getattr(existing, "__file__", "") or "").resolve() == path:
-            self._modules[path] = existing
-            return existing
-        if existing is not None or not name.isidentifier():
-            name = f"_stepgraph_graph_{hashlib.sha1(str(path).encode()).hexdigest()[:10]}"
-        spec = importlib.util.spec_from_file_location(name, path)
-        if spec is None or spec.loader is None:
-            raise ConfigError(f"Cannot import {path}")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        try:
-            spec.loader.exec_module(module)
-        except BaseException:
-            sys.modules.pop(name, None)
-            raise
-        self._modules[path] = module
-        return module
+        return import_target(target, self.base_dir, self._modules)
 
     # -- lookups ------------------------------------------------------------------------------
     @property
@@ -130,6 +100,43 @@ class GraphRegistry:
         if not _is_compiled(result):
             raise ConfigError(f"Graph factory {graph_id!r} returned {type(result).__name__}, not a graph")
         return _without_saver(graph_id, result, quiet=True)
+
+
+def import_target(target: str, base_dir: Path, cache: dict[Path, Any] | None = None) -> Any:
+    """The module named by ``target``: a file (``./graph.py``, against ``base_dir``) or a
+    dotted module name. A file already imported under its own name is reused."""
+    cache = {} if cache is None else cache
+    base = str(base_dir)
+    if base not in sys.path:
+        sys.path.insert(0, base)
+    if not (target.endswith(".py") or "/" in target or "\\" in target):
+        return importlib.import_module(target)
+    path = (base_dir / target).resolve()
+    if path in cache:
+        return cache[path]
+    if not path.is_file():
+        raise ConfigError(f"File not found: {path}")
+    if str(path.parent) not in sys.path:
+        sys.path.insert(0, str(path.parent))
+    name = path.stem
+    existing = sys.modules.get(name)
+    if existing is not None and Path(getattr(existing, "__file__", "") or "").resolve() == path:
+        cache[path] = existing
+        return existing
+    if existing is not None or not name.isidentifier():
+        name = f"_stepgraph_graph_{hashlib.sha1(str(path).encode()).hexdigest()[:10]}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ConfigError(f"Cannot import {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        sys.modules.pop(name, None)
+        raise
+    cache[path] = module
+    return module
 
 
 def _call_factory(fn: Any, config: dict[str, Any]) -> Any:

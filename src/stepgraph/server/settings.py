@@ -63,6 +63,8 @@ class ServerSettings:
     limits: RuntimeLimits | None = None
     """Memory budgets and attempts of the run machinery (``None``: defaults and environment,
     see ``runtime.limits``)."""
+    dev: bool = False
+    """Started as ``stepgraph dev`` (lets LangSmith Studio in, as ``langgraph dev`` does)."""
 
     @property
     def default_db_path(self) -> Path:

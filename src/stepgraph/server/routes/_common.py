@@ -4,17 +4,18 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from starlette.requests import Request
 from starlette.responses import Response
 
+from stepgraph.server.auth import authorize
 from stepgraph.server.errors import ApiError
 
 if TYPE_CHECKING:
     from stepgraph.server.context import ServerContext
 
-__all__ = ["ctx_of", "engine_errors", "no_content"]
+__all__ = ["ctx_of", "engine_errors", "no_content", "run_for", "thread_for"]
 
 
 def ctx_of(request: Request) -> ServerContext:
@@ -25,6 +26,27 @@ def ctx_of(request: Request) -> ServerContext:
 def no_content(status: int = 204) -> Response:
     """An empty response."""
     return Response(status_code=status)
+
+
+async def thread_for(request: Request, event: str, thread_id: str, /, **value: Any) -> dict[str, Any]:
+    """The thread, after the ``threads.<event>`` auth handler (404 when missing or not visible)."""
+    access = await authorize(request, "threads", event, {"thread_id": thread_id, **value})
+    return await ctx_of(request).threads.get(thread_id, access)
+
+
+async def run_for(request: Request, event: str, thread_id: str | None, run_id: str, /,
+                  **value: Any) -> dict[str, Any]:
+    """The run (of ``thread_id`` when given), after the ``threads.<event>`` auth handler on its
+    thread: 404 when the run is missing or its thread is not visible."""
+    ctx = ctx_of(request)
+    if thread_id is not None:
+        await thread_for(request, event, thread_id, run_id=run_id, **value)
+        return await ctx.runs.get(thread_id, run_id)
+    run = await ctx.runs.get(None, run_id)
+    access = await authorize(request, "threads", event, {"thread_id": run["thread_id"], "run_id": run_id, **value})
+    if access is not None and await ctx.threads.find(run["thread_id"], access) is None:
+        raise ApiError(404, f"Run {run_id} not found")
+    return run
 
 
 @contextmanager

@@ -8,6 +8,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from stepgraph.server.auth import authorize, authorize_body
 from stepgraph.server.errors import ApiError, json_response
 from stepgraph.server.resources.common import pagination_headers
 from stepgraph.server.routes._common import ctx_of, engine_errors, no_content
@@ -77,49 +78,71 @@ async def _graph_of(request: Request, assistant: dict[str, Any]) -> Any:
         return await ctx.registry.build(assistant["graph_id"], assistant.get("config") or {})
 
 
+async def _assistant(request: Request, action: str = "read", **value: Any) -> dict[str, Any]:
+    """The assistant of the path, after the ``assistants.<action>`` auth handler (404 when not visible)."""
+    aid = request.path_params["assistant_id"]
+    access = await authorize(request, "assistants", action, {"assistant_id": aid, **value})
+    return await ctx_of(request).assistants.get(aid, access)
+
+
 async def create(request: Request) -> Response:
     """Create an assistant for a registered graph (``if_exists``: raise or do_nothing)."""
-    return json_response(await ctx_of(request).assistants.create(await read_body(request)))
+    body = await read_body(request)
+    access = await authorize_body(request, "assistants", "create", body,
+                                  ("assistant_id", "graph_id", "config", "context", "metadata", "if_exists", "name"))
+    return json_response(await ctx_of(request).assistants.create(body, access))
 
 
 async def search(request: Request) -> Response:
     """Assistants matching ``graph_id``/``metadata``/``name``, newest first."""
-    items, total, offset, limit = await ctx_of(request).assistants.search(await read_body(request))
+    body = await read_body(request)
+    access = await authorize_body(request, "assistants", "search", body, ("graph_id", "metadata", "limit", "offset"))
+    items, total, offset, limit = await ctx_of(request).assistants.search(body, access)
     return json_response(items, headers=pagination_headers(offset, limit, len(items), total))
 
 
 async def count(request: Request) -> Response:
     """How many assistants match."""
-    return json_response(await ctx_of(request).assistants.count(await read_body(request)))
+    body = await read_body(request)
+    access = await authorize_body(request, "assistants", "search", body, ("graph_id", "metadata"), limit=0, offset=0)
+    return json_response(await ctx_of(request).assistants.count(body, access))
 
 
 async def get(request: Request) -> Response:
     """An assistant by UUID."""
-    return json_response(await ctx_of(request).assistants.get(request.path_params["assistant_id"]))
+    return json_response(await _assistant(request))
 
 
 async def patch(request: Request) -> Response:
     """Change an assistant (a new version)."""
     ctx = ctx_of(request)
-    return json_response(await ctx.assistants.patch(request.path_params["assistant_id"], await read_body(request)))
+    aid = request.path_params["assistant_id"]
+    body = await read_body(request)
+    access = await authorize_body(request, "assistants", "update", body,
+                                  ("graph_id", "config", "context", "metadata", "name"), assistant_id=aid)
+    return json_response(await ctx.assistants.patch(aid, body, access))
 
 
 async def delete(request: Request) -> Response:
     """Delete an assistant (``?delete_threads=true`` also deletes the threads it ran on)."""
     ctx = ctx_of(request)
     aid = request.path_params["assistant_id"]
-    await ctx.assistants.delete(aid)
+    access = await authorize(request, "assistants", "delete", {"assistant_id": aid})
+    await ctx.assistants.delete(aid, access)
     if query_bool(request, "delete_threads"):
-        for thread in await ctx.threads.all():
-            if (thread.get("metadata") or {}).get("assistant_id") == aid:
-                await ctx.service.delete_thread_data(thread["thread_id"])
+        for thread_id in await ctx.threads.ids(metadata={"assistant_id": aid}):
+            allowed = await authorize(request, "threads", "delete", {"thread_id": thread_id})
+            if await ctx.threads.find(thread_id, allowed) is not None:
+                await ctx.service.delete_thread_data(thread_id)
     return no_content()
 
 
 async def graph(request: Request) -> Response:
     """The drawable graph (``?xray=`` expands subgraphs); a graph id is accepted too."""
     ctx = ctx_of(request)
-    assistant = await ctx.assistants.resolve(request.path_params["assistant_id"], status=404)
+    ref = request.path_params["assistant_id"]
+    access = await authorize(request, "assistants", "read", {"assistant_id": ref})
+    assistant = await ctx.assistants.resolve(ref, status=404, access=access)
     compiled = await _graph_of(request, assistant)
     with engine_errors(422):
         return json_response(_graph_json(compiled.get_graph(xray=_xray(request))))
@@ -127,16 +150,14 @@ async def graph(request: Request) -> Response:
 
 async def schemas(request: Request) -> Response:
     """Input, output, state, config and context JSON schemas of the assistant's graph."""
-    ctx = ctx_of(request)
-    assistant = await ctx.assistants.get(request.path_params["assistant_id"])
+    assistant = await _assistant(request)
     compiled = await _graph_of(request, assistant)
     return json_response({"graph_id": assistant["graph_id"], **_schemas(compiled, assistant["graph_id"])})
 
 
 async def subgraphs(request: Request) -> Response:
     """Schemas of the subgraphs (``/subgraphs/{namespace}`` for one; ``?recurse=true``)."""
-    ctx = ctx_of(request)
-    assistant = await ctx.assistants.get(request.path_params["assistant_id"])
+    assistant = await _assistant(request)
     compiled = await _graph_of(request, assistant)
     namespace = request.path_params.get("namespace")
     with engine_errors(404):
@@ -146,16 +167,14 @@ async def subgraphs(request: Request) -> Response:
 
 async def versions(request: Request) -> Response:
     """The assistant's versions (only the current one is kept)."""
-    ctx = ctx_of(request)
-    assistant = await ctx.assistants.get(request.path_params["assistant_id"])
+    assistant = await _assistant(request)
     return json_response([assistant])
 
 
 async def set_latest(request: Request) -> Response:
     """Select the current version (only the current one is kept)."""
-    ctx = ctx_of(request)
-    assistant = await ctx.assistants.get(request.path_params["assistant_id"])
     body = await read_body(request)
+    assistant = await _assistant(request, "update", version=body.get("version"))
     if body.get("version") not in (None, assistant.get("version")):
         raise ApiError(404, f"Version {body.get('version')} of assistant {assistant['assistant_id']} not found.")
     return json_response(assistant)

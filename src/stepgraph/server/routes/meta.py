@@ -45,7 +45,13 @@ async def openapi(request: Request) -> Response:
     """The OpenAPI document of this server."""
     from stepgraph.server.openapi import build_openapi
 
-    return json_response(build_openapi(request.app.routes, server_version()))
+    doc = build_openapi(request.app.routes, server_version())
+    authorizer = request.app.state.ctx.authorizer
+    if authorizer is not None:
+        from stepgraph.server.auth.openapi import apply_security
+
+        apply_security(doc, authorizer.config.openapi)
+    return json_response(doc)
 
 
 ROUTES = [

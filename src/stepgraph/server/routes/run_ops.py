@@ -6,9 +6,10 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from stepgraph.server.auth import authorize
 from stepgraph.server.errors import ApiError, json_response
 from stepgraph.server.resources.runs import ACTIVE, RUN_STATUSES, public
-from stepgraph.server.routes._common import ctx_of, no_content
+from stepgraph.server.routes._common import ctx_of, no_content, run_for, thread_for
 from stepgraph.server.runtime.eventlog import parse_event_id
 from stepgraph.server.sse import run_sse, thread_sse, wait_response
 from stepgraph.server.validation import (
@@ -50,7 +51,7 @@ def _cancel_on_disconnect(request: Request, run_id: str):  # noqa: ANN202 - opti
 
 async def get_run(request: Request) -> Response:
     """A run."""
-    run = await ctx_of(request).runs.get(_thread(request), request.path_params["run_id"])
+    run = await run_for(request, "read", _thread(request), request.path_params["run_id"])
     return json_response(public(run))
 
 
@@ -58,7 +59,10 @@ async def list_runs(request: Request) -> Response:
     """A thread's runs, newest first (``limit``, ``offset``, ``status``, ``select``)."""
     ctx = ctx_of(request)
     thread_id = request.path_params["thread_id"]
-    await ctx.threads.get(thread_id)
+    await thread_for(request, "read", thread_id)
+    listed = await authorize(request, "threads", "search", {"thread_id": thread_id, "metadata": {}})
+    if listed is not None and await ctx.threads.find(thread_id, listed) is None:
+        return json_response([])
     status = request.query_params.get("status") or None
     if status is not None and status not in RUN_STATUSES:
         raise ApiError(422, f"Invalid 'status': expected one of {', '.join(RUN_STATUSES)}.")
@@ -74,7 +78,7 @@ async def list_runs(request: Request) -> Response:
 async def delete_run(request: Request) -> Response:
     """Delete a finished run (409 while it is pending or running)."""
     ctx = ctx_of(request)
-    run = await ctx.runs.get(_thread(request), request.path_params["run_id"])
+    run = await run_for(request, "delete", _thread(request), request.path_params["run_id"])
     if run.get("status") in ACTIVE:
         raise ApiError(409, "Cannot delete a pending or running run; cancel it first.")
     await ctx.runs.delete(run["run_id"])
@@ -84,7 +88,7 @@ async def delete_run(request: Request) -> Response:
 async def join_run(request: Request) -> Response:
     """Wait for a run and answer its final values (like ``wait``)."""
     ctx = ctx_of(request)
-    run = await ctx.runs.get(_thread(request), request.path_params["run_id"])
+    run = await run_for(request, "read", _thread(request), request.path_params["run_id"])
     base = f"/threads/{run['thread_id']}/runs/{run['run_id']}"
     return wait_response(ctx.service.outcome(run), heartbeat=ctx.settings.heartbeat,
                          headers={"Location": f"{base}/join", "Content-Location": base},
@@ -95,7 +99,7 @@ async def join_stream(request: Request) -> Response:
     """Follow a run's events (SSE); ``Last-Event-ID`` replays a resumable run's stored events."""
     ctx = ctx_of(request)
     thread_id = _thread(request)
-    run = await ctx.runs.get(thread_id, request.path_params["run_id"])
+    run = await run_for(request, "read", thread_id, request.path_params["run_id"])
     modes = _modes(request)
     log, after, live = ctx.service.stream_plan(run, parse_event_id(request.headers.get("last-event-id")))
     base = f"/threads/{run['thread_id']}/runs/{run['run_id']}" if thread_id else f"/runs/{run['run_id']}"
@@ -111,7 +115,10 @@ async def cancel_run(request: Request) -> Response:
     if action not in ("interrupt", "rollback"):
         raise ApiError(422, "Invalid 'action': expected 'interrupt' or 'rollback'.")
     wait = query_bool(request, "wait")
-    await ctx.service.cancel(_thread(request), request.path_params["run_id"], action=action, wait=wait)
+    run_id = request.path_params["run_id"]
+    run = await run_for(request, "update", _thread(request), run_id, action=action,
+                        metadata={"run_ids": [run_id], "status": None})
+    await ctx.service.cancel(run["thread_id"], run_id, action=action, wait=wait)
     return json_response({}) if wait else no_content(202)
 
 
@@ -127,8 +134,10 @@ async def cancel_many(request: Request) -> Response:
     status = opt_enum(body, "status", ("pending", "running", "all"), None)
     if status is None and not (thread_id and run_ids):
         raise ApiError(422, "Provide either 'status', or 'thread_id' with 'run_ids'.")
+    access = await authorize(request, "threads", "update", {
+        "thread_id": thread_id, "action": action, "metadata": {"run_ids": run_ids, "status": status}})
     await ctx.service.cancel_many(thread_id=thread_id, run_ids=run_ids if isinstance(run_ids, list) else None,
-                                  status=status, action=action)
+                                  status=status, action=action, access=access)
     return no_content()
 
 
@@ -136,7 +145,7 @@ async def thread_stream(request: Request) -> Response:
     """Follow every run of a thread (SSE) until the client disconnects."""
     ctx = ctx_of(request)
     thread_id = request.path_params["thread_id"]
-    await ctx.threads.get(thread_id)
+    await thread_for(request, "read", thread_id)
     return thread_sse(ctx.queue, thread_id, headers={}, heartbeat=ctx.settings.heartbeat,
                       modes=_modes(request))
 

@@ -8,6 +8,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from stepgraph.server.auth import request_auth
 from stepgraph.server.errors import json_response
 from stepgraph.server.resources.runs import public
 from stepgraph.server.routes._common import ctx_of
@@ -34,7 +35,7 @@ def _disconnect(request: Request, job: RunJob) -> Any:
 
 async def _stream(request: Request, thread_id: str | None) -> Response:
     ctx = ctx_of(request)
-    job = await ctx.service.create(thread_id, await read_body(request))
+    job = await ctx.service.create(thread_id, await read_body(request), auth=request_auth(request))
     base, content = _paths(job, thread_id is None)
     headers = {"Location": f"{base}/stream", "Content-Location": content}
     return run_sse(job.log, headers=headers, with_ids=job.log.resumable, heartbeat=ctx.settings.heartbeat,
@@ -43,7 +44,7 @@ async def _stream(request: Request, thread_id: str | None) -> Response:
 
 async def _wait(request: Request, thread_id: str | None) -> Response:
     ctx = ctx_of(request)
-    job = await ctx.service.create(thread_id, await read_body(request))
+    job = await ctx.service.create(thread_id, await read_body(request), auth=request_auth(request))
     base = f"/threads/{job.thread_id}/runs/{job.run_id}"
     headers = {"Location": f"{base}/join", "Content-Location": base}
     return wait_response(ctx.service.outcome(job.run), headers=headers, heartbeat=ctx.settings.heartbeat,
@@ -52,7 +53,7 @@ async def _wait(request: Request, thread_id: str | None) -> Response:
 
 async def _background(request: Request, thread_id: str | None) -> Response:
     ctx = ctx_of(request)
-    job = await ctx.service.create(thread_id, await read_body(request))
+    job = await ctx.service.create(thread_id, await read_body(request), auth=request_auth(request))
     _, content = _paths(job, thread_id is None)
     return json_response(public(job.run), headers={"Content-Location": content})
 
@@ -91,7 +92,8 @@ async def create_batch(request: Request) -> Response:
     """Create several stateless background runs."""
     ctx = ctx_of(request)
     bodies = await read_body(request, kind=list)
-    jobs = [await ctx.service.create(None, body if isinstance(body, dict) else {}) for body in bodies]
+    auth = request_auth(request)
+    jobs = [await ctx.service.create(None, body if isinstance(body, dict) else {}, auth=auth) for body in bodies]
     return json_response([public(j.run) for j in jobs])
 
 

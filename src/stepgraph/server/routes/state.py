@@ -8,8 +8,9 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from stepgraph.server.auth import authorize
 from stepgraph.server.errors import ApiError, json_response
-from stepgraph.server.routes._common import ctx_of, engine_errors
+from stepgraph.server.routes._common import ctx_of, engine_errors, thread_for
 from stepgraph.server.snapshots import EMPTY_STATE, thread_state
 from stepgraph.server.validation import (
     opt_bool,
@@ -42,7 +43,7 @@ def _config(thread_id: str, checkpoint: dict[str, Any] | None = None, checkpoint
 
 async def _state(request: Request, checkpoint: dict[str, Any] | None, subgraphs: bool) -> Response:
     ctx = ctx_of(request)
-    thread = await ctx.threads.get(request.path_params["thread_id"])
+    thread = await thread_for(request, "read", request.path_params["thread_id"])
     graph = await ctx.thread_graph(thread, required=False)
     if graph is None:
         return json_response(dict(EMPTY_STATE))
@@ -75,7 +76,11 @@ async def update_state(request: Request) -> Response:
     """Apply ``values`` as if ``as_node`` had returned them; answers the new checkpoint."""
     ctx = ctx_of(request)
     body = await read_body(request)
-    thread = await ctx.threads.get(request.path_params["thread_id"])
+    thread_id = request.path_params["thread_id"]
+    allowed = await authorize(request, "threads", "update", {"thread_id": thread_id})
+    thread = await thread_for(request, "read", thread_id)
+    if allowed is not None and await ctx.threads.find(thread_id, allowed) is None:
+        raise ApiError(403, "Forbidden")
     if ctx.queue.active(thread["thread_id"]):
         raise ApiError(409, "Thread is busy: wait for its runs to finish before updating its state.")
     graph = await ctx.thread_graph(thread)
@@ -93,7 +98,7 @@ async def update_state(request: Request) -> Response:
 async def _history(request: Request, *, limit: int, before: Any, metadata: dict[str, Any] | None,
                    checkpoint: dict[str, Any] | None) -> Response:
     ctx = ctx_of(request)
-    thread = await ctx.threads.get(request.path_params["thread_id"])
+    thread = await thread_for(request, "read", request.path_params["thread_id"])
     graph = await ctx.thread_graph(thread, required=False)
     if graph is None:
         return json_response([])

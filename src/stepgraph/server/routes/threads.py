@@ -8,11 +8,12 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from stepgraph.server.auth import authorize, authorize_body, request_auth
 from stepgraph.server.checkpoints import copy_checkpoints
 from stepgraph.server.errors import ApiError, json_response
 from stepgraph.server.resources.common import pagination_headers
 from stepgraph.server.resources.threads import new_thread_doc, public
-from stepgraph.server.routes._common import ctx_of, no_content
+from stepgraph.server.routes._common import ctx_of, no_content, thread_for
 from stepgraph.server.validation import opt_enum, opt_str_list, read_body
 
 __all__ = ["ROUTES"]
@@ -23,7 +24,10 @@ async def create_thread(request: Request) -> Response:
     ctx = ctx_of(request)
     body = await read_body(request)
     supersteps = body.get("supersteps")
-    thread = await ctx.threads.create(body)
+    if request_auth(request) is not None and not body.get("thread_id"):
+        body["thread_id"] = str(uuid.uuid4())  # the handler sees the id, as on LangGraph
+    access = await authorize_body(request, "threads", "create", body, ("thread_id", "metadata", "if_exists", "ttl"))
+    thread = await ctx.threads.create(body, access)
     if supersteps:
         from stepgraph.server.routes.state import apply_supersteps
 
@@ -34,31 +38,40 @@ async def create_thread(request: Request) -> Response:
 
 async def search_threads(request: Request) -> Response:
     """Threads matching ``ids``/``metadata``/``values``/``status``, newest first."""
-    items, total, offset, limit = await ctx_of(request).threads.search(await read_body(request))
+    body = await read_body(request)
+    access = await authorize_body(request, "threads", "search", body,
+                                  ("metadata", "values", "status", "limit", "offset", "ids"))
+    items, total, offset, limit = await ctx_of(request).threads.search(body, access)
     return json_response(items, headers=pagination_headers(offset, limit, len(items), total))
 
 
 async def count_threads(request: Request) -> Response:
     """How many threads match."""
-    return json_response(await ctx_of(request).threads.count(await read_body(request)))
+    body = await read_body(request)
+    access = await authorize_body(request, "threads", "search", body, ("metadata", "values", "status", "ids"),
+                                  limit=0, offset=0)
+    return json_response(await ctx_of(request).threads.count(body, access))
 
 
 async def get_thread(request: Request) -> Response:
     """A thread (404 when unknown)."""
-    return json_response(public(await ctx_of(request).threads.get(request.path_params["thread_id"])))
+    return json_response(public(await thread_for(request, "read", request.path_params["thread_id"])))
 
 
 async def patch_thread(request: Request) -> Response:
     """Merge metadata into a thread."""
     ctx = ctx_of(request)
-    return json_response(await ctx.threads.patch(request.path_params["thread_id"], await read_body(request)))
+    thread_id = request.path_params["thread_id"]
+    body = await read_body(request)
+    access = await authorize_body(request, "threads", "update", body, ("metadata",), thread_id=thread_id)
+    return json_response(await ctx.threads.patch(thread_id, body, access))
 
 
 async def delete_thread(request: Request) -> Response:
     """Delete a thread with its runs and checkpoints (running runs are cancelled)."""
     ctx = ctx_of(request)
     thread_id = request.path_params["thread_id"]
-    await ctx.threads.get(thread_id)
+    await thread_for(request, "delete", thread_id)
     await ctx.service.delete_thread_data(thread_id)
     return no_content()
 
@@ -66,8 +79,9 @@ async def delete_thread(request: Request) -> Response:
 async def copy_thread(request: Request) -> Response:
     """A new thread with the same metadata and a copy of the checkpoint history."""
     ctx = ctx_of(request)
-    source = await ctx.threads.get(request.path_params["thread_id"])
+    source = await thread_for(request, "read", request.path_params["thread_id"])
     new_id = str(uuid.uuid4())
+    await authorize(request, "threads", "create", {"thread_id": new_id})
     doc = new_thread_doc(new_id, dict(source.get("metadata") or {}))
     await ctx.backend.docs.insert("thread", new_id, doc)
     await copy_checkpoints(ctx.backend.saver, source["thread_id"], new_id)
@@ -87,9 +101,12 @@ async def prune_threads(request: Request) -> Response:
         raise ApiError(422, "Field 'thread_ids' is required and must be a list of strings.")
     if strategy != "delete":
         raise ApiError(422, "Only strategy 'delete' is supported.")
+    access = await authorize(request, "threads", "delete", {"thread_ids": ids})
+    if access is not None and any([await ctx.threads.find(t, access) is None for t in ids]):
+        raise ApiError(404, "At least one thread not found or not authorized")
     pruned = 0
     for thread_id in ids:
-        if await ctx.threads.find(thread_id) is not None:
+        if await ctx.threads.find(thread_id, access) is not None:
             await ctx.service.delete_thread_data(thread_id)
             pruned += 1
     return json_response({"pruned_count": pruned})

@@ -15,6 +15,7 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
+from stepgraph.server.auth import authorize, request_auth
 from stepgraph.server.errors import json_response
 from stepgraph.server.routes._common import ctx_of
 from stepgraph.server.runtime.commands import failure, run_command
@@ -43,7 +44,8 @@ async def commands(request: Request) -> Response:
     if isinstance(cid, bool) or not isinstance(cid, int) or not isinstance(method, str):
         return json_response(failure(None, "invalid_argument",
                                      "Protocol commands must include an integer id and string method."), 400)
-    envelope = await run_command(ctx_of(request), request.path_params["thread_id"], body)
+    envelope = await run_command(ctx_of(request), request.path_params["thread_id"], body,
+                                 auth=request_auth(request))
     return json_response(envelope)
 
 
@@ -65,6 +67,9 @@ async def stream_events(request: Request) -> Response:
     if since is not None and (isinstance(since, bool) or not isinstance(since, int) or since < 0):
         return json_response({"detail": "since must be a non-negative integer"}, 400)
     thread_id = request.path_params["thread_id"]
+    access = await authorize(request, "threads", "read", {"thread_id": thread_id})
+    if access is not None and await ctx.threads.find(thread_id, access) is None:
+        return json_response({"detail": "Thread not found"}, 404)
     log = ctx.thread_logs.open(thread_id)
     if log.missed(since):  # replaying would skip dropped events: say so (4xx is final for the SDK)
         return json_response({"detail": f"Events up to seq {log.dropped_through} of this thread were dropped from "

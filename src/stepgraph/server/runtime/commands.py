@@ -18,10 +18,13 @@ from __future__ import annotations
 import uuid
 from typing import TYPE_CHECKING, Any
 
+from starlette.exceptions import HTTPException
+
 from stepgraph.server.errors import ApiError
 from stepgraph.server.util import is_uuid
 
 if TYPE_CHECKING:
+    from stepgraph.server.auth.authorizer import RequestAuth
     from stepgraph.server.context import ServerContext
 
 __all__ = ["CommandError", "failure", "run_command", "success"]
@@ -49,8 +52,13 @@ def failure(command_id: Any, code: str, message: str) -> dict[str, Any]:
     return {"type": "error", "id": command_id, "error": code, "message": message}
 
 
-async def run_command(ctx: ServerContext, thread_id: str, command: dict[str, Any]) -> dict[str, Any]:
-    """Execute one command on ``thread_id``; the envelope to answer."""
+async def run_command(ctx: ServerContext, thread_id: str, command: dict[str, Any], *,
+                      auth: RequestAuth | None = None) -> dict[str, Any]:
+    """Execute one command on ``thread_id``; the envelope to answer.
+
+    With ``auth``, a thread the user may not read is not found (whatever the command), and
+    runs are started as that user (``create_run`` authorization).
+    """
     cid, method = command["id"], command["method"]
     params = command.get("params")
     if params is None:
@@ -63,12 +71,19 @@ async def run_command(ctx: ServerContext, thread_id: str, command: dict[str, Any
             raise CommandError("invalid_argument", "params must be an object.")
         if not is_uuid(thread_id):
             raise CommandError("unknown_error", "422: Invalid thread ID")
-        return success(cid, await handler(ctx, thread_id, params))
+        if auth is not None:
+            access = await auth.check("threads", "read", {"thread_id": thread_id})
+            if access is not None and await ctx.threads.find(thread_id, access) is None \
+                    and await ctx.threads.exists(thread_id):
+                raise CommandError("unknown_error", f"404: Thread with ID {thread_id} not found")
+        return success(cid, await handler(ctx, thread_id, params, auth))
     except CommandError as exc:
         return failure(cid, exc.code, exc.message)
     except ApiError as exc:
         return failure(cid, "invalid_argument" if exc.status == 400 else "unknown_error",
                        f"{exc.status}: {exc.detail}")
+    except HTTPException as exc:  # an auth handler's refusal
+        return failure(cid, "unknown_error", f"{exc.status_code}: {exc.detail}")
 
 
 def _run_body(ctx: ServerContext, params: dict[str, Any], assistant_id: str) -> dict[str, Any]:
@@ -108,7 +123,8 @@ def _claimed(ctx: ServerContext, thread_id: str) -> set[str]:
     return out
 
 
-async def _run_start(ctx: ServerContext, thread_id: str, params: dict[str, Any]) -> dict[str, Any]:
+async def _run_start(ctx: ServerContext, thread_id: str, params: dict[str, Any],
+                     auth: RequestAuth | None = None) -> dict[str, Any]:
     assistant_id = params.get("assistant_id")
     if not isinstance(assistant_id, str) or not assistant_id:
         raise CommandError("invalid_argument", "run.start requires an assistant_id.")
@@ -121,13 +137,14 @@ async def _run_start(ctx: ServerContext, thread_id: str, params: dict[str, Any])
         body["command"] = {"resume": {iid: params.get("input") for iid in pending}}
     else:
         body["input"] = params.get("input")
-    job = await ctx.service.create(thread_id, body, protocol="v3")
+    job = await ctx.service.create(thread_id, body, protocol="v3", auth=auth)
     if pending:
         job.run["kwargs"]["answers"] = sorted(pending)
     return {"run_id": job.run_id}
 
 
-async def _input_respond(ctx: ServerContext, thread_id: str, params: dict[str, Any]) -> dict[str, Any]:
+async def _input_respond(ctx: ServerContext, thread_id: str, params: dict[str, Any],
+                         auth: RequestAuth | None = None) -> dict[str, Any]:
     responses = params.get("responses")
     if responses is None:
         responses = [params]
@@ -153,20 +170,23 @@ async def _input_respond(ctx: ServerContext, thread_id: str, params: dict[str, A
     meta = thread.get("metadata") or {}
     body = _run_body(ctx, params, str(meta.get("assistant_id") or meta.get("graph_id")))
     body["command"] = command
-    job = await ctx.service.create(thread_id, body, protocol="v3")
+    job = await ctx.service.create(thread_id, body, protocol="v3", auth=auth)
     job.run["kwargs"]["answers"] = sorted(resume)
     return {}
 
 
-async def _subscribe(ctx: ServerContext, thread_id: str, params: dict[str, Any]) -> dict[str, Any]:
+async def _subscribe(ctx: ServerContext, thread_id: str, params: dict[str, Any],
+                     auth: RequestAuth | None = None) -> dict[str, Any]:
     return {"subscription_id": str(uuid.uuid4()), "replayed_events": 0}
 
 
-async def _unsubscribe(ctx: ServerContext, thread_id: str, params: dict[str, Any]) -> dict[str, Any]:
+async def _unsubscribe(ctx: ServerContext, thread_id: str, params: dict[str, Any],
+                       auth: RequestAuth | None = None) -> dict[str, Any]:
     return {}
 
 
-async def _agent_tree(ctx: ServerContext, thread_id: str, params: dict[str, Any]) -> dict[str, Any]:
+async def _agent_tree(ctx: ServerContext, thread_id: str, params: dict[str, Any],
+                      auth: RequestAuth | None = None) -> dict[str, Any]:
     active = ctx.queue.active(thread_id)
     if not active:
         raise CommandError("no_such_run", "No active run is bound to this thread.")

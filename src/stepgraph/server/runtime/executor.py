@@ -24,6 +24,7 @@ import logging
 from typing import TYPE_CHECKING, Any, get_type_hints
 
 from stepgraph.engine.pool import ThreadWatch, watch_threads
+from stepgraph.server.auth.guard import with_auth_user
 from stepgraph.server.checkpoints import drop_run_checkpoints
 from stepgraph.server.errors import run_error_payload
 from stepgraph.server.runtime.lcevents import CallbackEvents
@@ -117,7 +118,7 @@ class RunExecutor:
             await ctx.threads.update(job.thread_id, status="busy")
             if proto is not None:
                 proto.start()
-            config = kw["config"]
+            config = with_auth_user(kw["config"])  # the stored user becomes a user object again
             graph_input = build_input(kw)
             if run.get("_resume"):  # cut by a crash after committing steps: continue from there
                 graph_input = None

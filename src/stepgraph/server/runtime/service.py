@@ -7,6 +7,8 @@ import logging
 import time
 from typing import TYPE_CHECKING, Any
 
+from stepgraph.server.auth.guard import AUTH_CONFIG_KEYS, run_auth_configurable
+from stepgraph.server.auth.runs import authorize_run
 from stepgraph.server.errors import ApiError
 from stepgraph.server.runtime.eventlog import RunLog
 from stepgraph.server.runtime.locks import KeyedLocks
@@ -18,7 +20,9 @@ from stepgraph.server.serde import dumps
 from stepgraph.server.util import now_iso, uuid7
 
 if TYPE_CHECKING:
+    from stepgraph.server.auth.authorizer import RequestAuth
     from stepgraph.server.context import ServerContext
+    from stepgraph.server.storage.filters import AccessFilter
 
 __all__ = ["RunService"]
 
@@ -28,9 +32,11 @@ _BUSY = "Thread is already running a task. Wait for it to finish or choose a dif
 
 
 def _sanitize_configurable(configurable: dict[str, Any]) -> dict[str, Any]:
-    """Client keys minus the engine's internals (RemoteGraph leaks ``__pregel_*`` ones)."""
+    """Client keys minus the engine's internals (RemoteGraph leaks ``__pregel_*`` ones) and
+    the authenticated user's keys, which only the server sets."""
     return {k: v for k, v in configurable.items()
-            if not k.startswith("__pregel_") and k not in ("thread_id", "checkpoint_map")}
+            if not k.startswith("__pregel_") and k not in ("thread_id", "checkpoint_map")
+            and k not in AUTH_CONFIG_KEYS}
 
 
 class RunService:
@@ -41,11 +47,14 @@ class RunService:
         self._locks = KeyedLocks()
 
     # -- creation -----------------------------------------------------------------------------
-    async def create(self, thread_id: str | None, body: dict[str, Any], *, protocol: str | None = None) -> RunJob:
+    async def create(self, thread_id: str | None, body: dict[str, Any], *, protocol: str | None = None,
+                     auth: RequestAuth | None = None) -> RunJob:
         """Validate, apply ``if_not_exists`` and ``multitask_strategy``, store and queue a run.
 
         ``protocol="v3"`` marks a run started by a v3 command: its events also go to the
-        thread's event log (``runtime.protocol``).
+        thread's event log (``runtime.protocol``). ``auth`` (the requesting user) runs the
+        ``create_run`` authorization (``server.auth.runs``) and puts the user in the run's
+        config.
         """
         ctx = self.ctx
         req = parse_run_request(body)
@@ -57,16 +66,20 @@ class RunService:
         if thread_id is None and req.command and req.command.get("resume") is not None:
             raise ApiError(400, "You must provide a thread_id when resuming.")
         assistant = await ctx.assistants.resolve(req.assistant_id)
+        run_id = uuid7()
+        if auth is not None:
+            req = await authorize_run(ctx, auth, req, body, thread_id, assistant, run_id)
         tags = {"graph_id": assistant["graph_id"], "assistant_id": assistant["assistant_id"]}
+        new_meta = {**tags, **(req.config.get("metadata") or {}), **req.metadata, **tags}
         temporary = False
         if thread_id is None:
             thread_id = uuid7()
             temporary = req.on_completion == "delete"
-            await ctx.threads.ensure(thread_id, dict(tags))
+            await ctx.threads.ensure(thread_id, new_meta)
         elif await ctx.threads.find(thread_id) is None:
             if req.if_not_exists != "create":
                 raise ApiError(404, "Thread or assistant not found.")
-            await ctx.threads.ensure(thread_id, dict(tags))
+            await ctx.threads.ensure(thread_id, new_meta)
         # Admission is atomic per thread and waits for nothing else: an interrupted run stops
         # in the background, and the queue starts the new run only once it has stopped.
         async with self._locks.hold(thread_id):
@@ -76,7 +89,7 @@ class RunService:
             if active and req.multitask_strategy in ("interrupt", "rollback"):
                 for job in active:
                     ctx.queue.cancel(job, req.multitask_strategy)
-            run = self._run_doc(req, assistant, thread_id, temporary)
+            run = self._run_doc(req, assistant, thread_id, temporary, run_id=run_id, auth=auth)
             if protocol is not None:
                 run["kwargs"]["protocol"] = protocol
             await ctx.runs.insert(run)
@@ -90,10 +103,11 @@ class RunService:
         self.ctx.queue.submit(job)
         return job
 
-    def _run_doc(self, req: RunRequest, assistant: dict[str, Any], thread_id: str, temporary: bool) -> dict[str, Any]:
-        run_id = uuid7()
+    def _run_doc(self, req: RunRequest, assistant: dict[str, Any], thread_id: str, temporary: bool, *,
+                 run_id: str | None = None, auth: RequestAuth | None = None) -> dict[str, Any]:
+        run_id = run_id or uuid7()
         a_config = assistant.get("config") or {}
-        configurable = {**(a_config.get("configurable") or {}),
+        configurable = {**_sanitize_configurable(a_config.get("configurable") or {}),
                         **_sanitize_configurable(req.config.get("configurable") or {})}
         checkpoint = req.checkpoint or {}
         if checkpoint.get("checkpoint_ns"):
@@ -102,7 +116,9 @@ class RunService:
         if checkpoint_id:
             configurable["checkpoint_id"] = checkpoint_id
         ids = {"graph_id": assistant["graph_id"], "assistant_id": assistant["assistant_id"]}
-        configurable.update(run_id=run_id, thread_id=thread_id, user_id="", **ids)
+        user_id = (configurable.get("user_id") or auth.identity) if auth is not None else ""
+        configurable.update(run_id=run_id, thread_id=thread_id, user_id=user_id, **ids,
+                            **run_auth_configurable(auth))
         metadata = {**(a_config.get("metadata") or {}), **(req.config.get("metadata") or {}),
                     **req.metadata, **ids, "run_attempt": 1}
         config: dict[str, Any] = {k: v for k, v in a_config.items() if k not in ("configurable", "metadata")}
@@ -138,9 +154,14 @@ class RunService:
             await job.done.wait()
 
     async def cancel_many(self, *, thread_id: str | None, run_ids: list[str] | None,
-                          status: str | None, action: str) -> int:
-        """``POST /runs/cancel``: by thread and ids, or every run with ``status``."""
+                          status: str | None, action: str, access: AccessFilter | None = None) -> int:
+        """``POST /runs/cancel``: by thread and ids, or every run with ``status`` (only runs
+        on threads that pass ``access``, the auth handler's filter)."""
         jobs = self.ctx.queue.active(thread_id)
+        if access is not None:
+            visible = {t for t in {j.thread_id for j in jobs}
+                       if await self.ctx.threads.find(t, access) is not None}
+            jobs = [j for j in jobs if j.thread_id in visible]
         if run_ids is not None:
             wanted = set(run_ids)
             jobs = [j for j in jobs if j.run_id in wanted]
