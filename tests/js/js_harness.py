@@ -62,12 +62,12 @@ def _free_port() -> int:
 
 
 @contextmanager
-def serve(tmp: Path) -> Iterator[str]:
-    """``stepgraph serve`` hosting ``examples/stepgraph.json`` on loopback; yields its URL."""
+def serve(tmp: Path, config: Path = CONFIG) -> Iterator[str]:
+    """``stepgraph serve`` hosting ``config`` (``examples/stepgraph.json``) on loopback; yields its URL."""
     port = _free_port()
     exe = Path(sys.executable).with_name("stepgraph")
     cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "stepgraph.cli"]
-    cmd += ["serve", "--config", str(CONFIG), "--host", "127.0.0.1", "--port", str(port),
+    cmd += ["serve", "--config", str(config), "--host", "127.0.0.1", "--port", str(port),
             "--database-url", str(tmp / "db.sqlite"), "--log-level", "warning"]
     log_path = tmp / "server.log"
     with log_path.open("wb") as log:

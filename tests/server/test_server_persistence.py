@@ -89,9 +89,16 @@ def test_postgres_basic_flow() -> None:
     reason = _pg_reachable()
     if reason:
         pytest.skip(reason)
+    from serve_harness import pg_schema_url
+
+    with pg_schema_url() as url:
+        _postgres_basic_flow(url)
+
+
+def _postgres_basic_flow(url: str) -> None:
     from langgraph_sdk import get_sync_client
 
-    srv = start_server(database_url=PG_DSN)
+    srv = start_server(database_url=url)
     try:
         c = get_sync_client(url=srv.url, api_key=None)
         assert srv.ctx.backend.name == "postgres"
