@@ -58,6 +58,10 @@ def test_users() -> None:
         _ = user.missing
     assert normalize_auth_result("b")[0].identity == "b"
     assert normalize_auth_result((["x"], "c"))[1] == ["x"]
+    from starlette.authentication import SimpleUser
+
+    starlette_user = normalize_auth_result(SimpleUser("sam"))[0]
+    assert starlette_user.identity == "sam" and starlette_user["identity"] == "sam"
     studio = StudioUser("s")
     assert normalize_auth_result(studio)[0] is studio and studio["identity"] == "s"
     for bad in (None, 3, {"name": "no identity"}, ("a", "b", "c"), {"identity": "a", "permissions": "p"}):

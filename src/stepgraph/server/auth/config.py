@@ -3,7 +3,7 @@
 ::
 
     "auth": {
-      "path": "./auth.py:auth",          # an langgraph_sdk.Auth instance (required)
+      "path": "./auth.py:auth",          # a langgraph_sdk.Auth instance (required)
       "disable_studio_auth": false,      # see below
       "openapi": {"securitySchemes": {...}, "security": [...], "paths": {...}},
       "cache": {"cache_keys": ["authorization"], "ttl_seconds": 60, "max_size": 1000}

@@ -21,6 +21,18 @@ __all__ = ["AuthUser", "StudioUser", "normalize_auth_result"]
 _CORE = ("identity", "is_authenticated", "display_name")
 
 
+def _identity_of(obj: Any) -> Any:
+    """``obj.identity`` (Starlette's ``BaseUser`` raises ``NotImplementedError`` there: then
+    its ``display_name``, as LangGraph's server does)."""
+    try:
+        return getattr(obj, "identity", None)
+    except NotImplementedError:
+        try:
+            return getattr(obj, "display_name", None)
+        except NotImplementedError:
+            return None
+
+
 class AuthUser:
     """A user wrapping a mapping or an object that has an ``identity``."""
 
@@ -33,14 +45,14 @@ class AuthUser:
             self._data: dict[str, Any] | None = dict(source)
             self._obj: Any = None
         else:
-            if not isinstance(getattr(source, "identity", None), str):
+            if not isinstance(_identity_of(source), str):
                 raise ValueError(f"{type(source).__name__} has no string 'identity'")
             self._data, self._obj = None, source
 
     # -- the BaseUser protocol --------------------------------------------------------------
     @property
     def identity(self) -> str:
-        return self._data["identity"] if self._data is not None else self._obj.identity
+        return self._data["identity"] if self._data is not None else _identity_of(self._obj)
 
     @property
     def is_authenticated(self) -> bool:
@@ -161,12 +173,16 @@ def normalize_auth_result(result: Any) -> tuple[Any, list[str]]:
     elif isinstance(result, Mapping):
         permissions, user = result.get("permissions"), result
     else:
-        permissions, user = getattr(result, "permissions", None), result
+        try:
+            permissions = getattr(result, "permissions", None)
+        except NotImplementedError:
+            permissions = None
+        user = result
     if isinstance(user, str):
         user = AuthUser({"identity": user})
     elif isinstance(user, StudioUser):
         pass
-    elif isinstance(user, Mapping) or hasattr(user, "identity"):
+    elif isinstance(user, Mapping) or _identity_of(user) is not None:
         user = AuthUser(user)
     else:
         raise ValueError(f"expected a user (a string identity, a dict with 'identity' or an object with an "
