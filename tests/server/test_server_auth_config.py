@@ -49,16 +49,19 @@ GOOD = """
 
 
 @pytest.mark.parametrize("source,auth,expected", [
-    (GOOD, {"path": "./missing.py:auth"}, "missing.py, which does not exist"),
-    (GOOD, {"path": "./auth.py:nope"}, "has no attribute 'nope'"),
-    (GOOD, {"path": "auth.py"}, '"path" must be'),
-    (GOOD, {}, '"path" is required'),
-    (GOOD, "./auth.py:auth", "expected an object"),
-    (GOOD, {"path": "./auth.py:auth", "extra": 1}, "unknown key(s) ['extra']"),
-    (GOOD, {"path": "./auth.py:auth", "allow_langsmith_api_keys": True}, "allow_langsmith_api_keys"),
-    (GOOD, {"path": "./auth.py:auth", "disable_studio_auth": "yes"}, '"disable_studio_auth" must be'),
-    (GOOD, {"path": "./auth.py:auth", "cache": {"ttl_seconds": 5}}, "cache.cache_keys"),
-    (GOOD, {"path": "./auth.py:auth", "openapi": {"securitySchemes": []}}, "openapi.securitySchemes"),
+    # the config file's shape (server/config_policy.py), each refusal naming its key
+    (GOOD, {"path": "./missing.py:auth"}, "`auth.path`: file './missing.py' does not exist"),
+    (GOOD, {"path": "auth.py"}, "`auth.path`"),
+    (GOOD, {}, "`auth.path`"),
+    (GOOD, "./auth.py:auth", "`auth`"),
+    (GOOD, {"path": "./auth.py:auth", "extra": 1}, "`auth.extra`"),
+    (GOOD, {"path": "./auth.py:auth", "allow_langsmith_api_keys": True}, "`auth.allow_langsmith_api_keys`"),
+    (GOOD, {"path": "./auth.py:auth", "disable_studio_auth": "yes"}, "`auth.disable_studio_auth`"),
+    (GOOD, {"path": "./auth.py:auth", "cache": {"ttl_seconds": 5}}, "`auth.cache.cache_keys`"),
+    (GOOD, {"path": "./auth.py:auth", "cache": {"cache_keys": ["a"], "ttl_seconds": 0}}, '"cache.ttl_seconds"'),
+    (GOOD, {"path": "./auth.py:auth", "openapi": {"securitySchemes": []}}, "`auth.openapi.securitySchemes`"),
+    # what the path names (server/auth/authorizer.py)
+    (GOOD, {"path": "./auth.py:nope"}, '"auth": ./auth.py has no attribute \'nope\''),
     ("auth = object()\n", {"path": "./auth.py:auth"}, "not a langgraph_sdk.Auth instance"),
     ("from langgraph_sdk import Auth\nauth = Auth()\n", {"path": "./auth.py:auth"}, "no @auth.authenticate handler"),
     ("raise RuntimeError('boom')\n", {"path": "./auth.py:auth"}, "importing ./auth.py failed: RuntimeError: boom"),
@@ -76,13 +79,31 @@ def test_bad_auth_config_stops_the_server(tmp_path: Path, capsys: pytest.Capture
     config = _project(tmp_path, source, auth)
     assert run_cli(["serve", "--config", str(config), "--database-url", str(tmp_path / "db.sqlite")]) == 1
     err = capsys.readouterr().err
-    assert '"auth"' in err and expected in err, err
+    assert expected in err, err
+
+
+@pytest.mark.parametrize("auth,expected", [
+    ({"path": "./missing.py:auth"}, "missing.py, which does not exist"),
+    ({}, '"path" is required'),
+    ({"path": "./auth.py:auth", "extra": 1}, "unknown key(s) ['extra']"),
+    ({"path": "./auth.py:auth", "allow_langsmith_api_keys": True}, "allow_langsmith_api_keys"),
+    ({"path": "./auth.py:auth", "cache": {"ttl_seconds": 5}}, "cache.cache_keys"),
+])
+def test_settings_auth_dict_is_checked_too(tmp_path: Path, auth: Any, expected: str) -> None:
+    """``ServerSettings(auth={...})`` (no config file) is checked by ``server/auth`` itself."""
+    from stepgraph.server import ServerSettings, create_app
+    from stepgraph.server.settings import ConfigError
+
+    (tmp_path / "auth.py").write_text(textwrap.dedent(GOOD))
+    with pytest.raises(ConfigError) as info:
+        create_app(ServerSettings(graphs={"whoami": str(GRAPH_FILE) + ":graph"}, base_dir=tmp_path, auth=auth))
+    assert expected in str(info.value)
 
 
 def test_real_process_refuses_a_missing_auth_file(tmp_path: Path) -> None:
     config = _project(tmp_path, None, {"path": "./nowhere/auth.py:auth"})
     code, out = run_cli_once(config, tmp_path)
-    assert code == 1 and "nowhere/auth.py, which does not exist" in out, out
+    assert code == 1 and "`auth.path`: file './nowhere/auth.py' does not exist" in out, out
 
 
 # --- in-process servers for the handler contract ----------------------------------------------
