@@ -267,3 +267,55 @@ def test_studio_auth(tmp_path: Path, dev: bool, disable: bool, expected: int) ->
             assert http.post("/threads/search", json={}, headers={"Authorization": "x"}).status_code == 403
     finally:
         srv.stop()
+
+
+DENY_ALL = """
+    from langgraph_sdk import Auth
+    auth = Auth()
+
+    @auth.authenticate
+    async def authenticate(authorization):
+        return "mallory"
+
+    @auth.on
+    async def deny(ctx, value):
+        return False
+"""
+
+
+def test_a_default_deny_handler_closes_every_route(tmp_path: Path) -> None:
+    """Every route of the app asks authorization: with ``@auth.on`` returning False nothing but
+    the public paths answers 2xx (a route that forgot to ask would)."""
+    from starlette.routing import Route
+
+    from stepgraph.server.auth import PUBLIC_PATHS
+
+    srv = _server(tmp_path, DENY_ALL)
+    try:
+        seen = 0
+        with httpx.Client(base_url=srv.url, timeout=30) as http:
+            for route in srv.app.routes:
+                if not isinstance(route, Route) or route.path in PUBLIC_PATHS:
+                    continue
+                path = route.path.replace("{namespace:path}", "ns")
+                for name in ("thread_id", "run_id", "assistant_id", "checkpoint_id"):
+                    path = path.replace("{" + name + "}", "2f0e7d8e-0000-4000-8000-000000000001")
+                for method in sorted((route.methods or set()) - {"HEAD"}):
+                    body: Any = [] if path == "/runs/batch" else {
+                        "assistant_id": "whoami", "thread_ids": ["x"], "status": "all", "namespace": ["a"],
+                        "key": "k", "value": {}, "checkpoint": {}, "id": 1, "method": "run.start",
+                        "params": {"assistant_id": "whoami"}, "channels": ["values"]}
+                    if path == "/runs/batch":
+                        body = [{"assistant_id": "whoami"}]
+                    query = "?namespace=a&key=k" if path == "/store/items" else ""
+                    res = http.request(method, path + query, json=body)
+                    seen += 1
+                    if path.endswith("/commands"):
+                        assert res.json()["type"] == "error" and res.json()["message"].startswith("403"), path
+                    elif route.path.startswith("/runs/{run_id}"):  # the run (and so its thread) is looked up first
+                        assert res.status_code == 404, (method, path, res.status_code, res.text[:200])
+                    else:
+                        assert res.status_code == 403, (method, path, res.status_code, res.text[:200])
+        assert seen >= 50
+    finally:
+        srv.stop()
