@@ -33,7 +33,7 @@ from typing import Any
 
 from stepgraph.checkpoint.serde.base import SG_CORRUPT, SG_LIMIT, SerializationError
 
-__all__ = ["DEFAULT_LIMITS", "DecodeLimits", "DecodeState", "limit_error", "state"]
+__all__ = ["DEFAULT_LIMITS", "DecodeLimits", "DecodeState", "limit_error", "limits_of", "state"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +75,12 @@ class DecodeLimits:
 
 
 DEFAULT_LIMITS = DecodeLimits()
+
+
+def limits_of(serde: Any) -> DecodeLimits:
+    """The decode limits a serializer declares (``limits``), else the defaults."""
+    found = getattr(serde, "limits", None)
+    return found if isinstance(found, DecodeLimits) else DEFAULT_LIMITS
 
 
 def limit_error(what: str, limit: str, value: int) -> SerializationError:
