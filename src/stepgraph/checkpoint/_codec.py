@@ -422,6 +422,7 @@ class SaverCodec:
                 seen.add(key)
                 distinct += len(data)
         limits = limits_of(self.serde)
+        # (``_pieces.split`` never repeats more than 1 MiB, the default allowance)
         allowed = limits.max_expansion * len(skeleton) + distinct + limits.expansion_allowance
         if total > allowed:
             raise limit_error(

@@ -80,6 +80,11 @@ def _as_key(value: Any) -> Any:
     return value
 
 
+def _clip(text: Any, n: int = 80) -> str:
+    text = str(text)
+    return text if len(text) <= n else text[:n] + "..."
+
+
 def _corrupt(message: str) -> SerializationError:
     return SerializationError(f"Corrupt blob: {message}", code=SG_CORRUPT)
 
@@ -227,8 +232,9 @@ class Decoder:
         except SerializationError:
             raise
         except RecursionError:
-            raise limit_error("objects nested too deeply for Python's recursion limit",
-                              "max_object_depth", current.limits.max_object_depth) from None
+            raise limit_error(f"rebuilding {_clip(module)}.{_clip(name)} nests deeper than "
+                              "Python's recursion limit", "max_depth",
+                              current.limits.max_depth) from None
         except Exception as exc:
             if isinstance(target, type) and issubclass(target, BaseException):
                 return SerializedException(f"{module}.{name}", f"{name}({_args_text(arg)})")

@@ -54,7 +54,13 @@ class SerializationError(StepgraphError, ValueError):
     code = SG_CORRUPT
 
     def __init__(self, message: str, *, code: str, hint: str | None = None) -> None:
-        super().__init__(message, code=code, hint=hint)
+        super().__init__(message, code=code, hint=hint or _DEFAULT_HINTS.get(code))
+
+
+_DEFAULT_HINTS = {
+    SG_CORRUPT: "the stored bytes were changed outside stepgraph or are damaged (nothing in "
+    "them was run); restore the row from a backup, or delete the thread",
+}
 
 
 @runtime_checkable
