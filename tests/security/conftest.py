@@ -99,9 +99,10 @@ def hostile(marker: Path) -> list[Any]:
 
 
 @pytest.fixture
-def watch(marker: Path) -> Iterator[Watch]:
+def watch(marker: Path, hostile: list[Any]) -> Iterator[Watch]:
     """The audit watch (``with watch.reading(): ...``); afterwards asserts that no forbidden
-    event was recorded and that no marker file exists."""
+    event was recorded and that no marker file exists. (Depends on ``hostile`` for its
+    warm-up: the decoder's own first-use imports happen before any watch.)"""
     _WATCH.events = []
     yield _WATCH
     _WATCH.active = False

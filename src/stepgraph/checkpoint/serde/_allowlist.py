@@ -29,6 +29,7 @@ from stepgraph.checkpoint.serde._limits import (
     limit_error,
     state,
 )
+from stepgraph.checkpoint.serde.base import SerializationError
 
 __all__ = ["builtin_table", "check_args", "compile_pattern", "decode_surrogates"]
 
@@ -139,8 +140,8 @@ def builtin_table() -> dict[_Key, Any]:
         table[("pathlib", cls.__qualname__)] = cls
         table[("pathlib._local", cls.__qualname__)] = cls
     for name, obj in vars(builtins).items():
-        if isinstance(obj, type) and issubclass(obj, BaseException):
-            table[("builtins", name)] = obj
+        if isinstance(obj, type) and issubclass(obj, BaseException) and obj.__name__ == name:
+            table[("builtins", name)] = obj  # (not under aliases such as IOError)
     table[("re", "compile")] = compile_pattern
     table[(_THIS_MODULE, "decode_surrogates")] = decode_surrogates
     _TABLE = table
@@ -270,4 +271,9 @@ def check_args(target: Any, code: int, arg: Any, limits: DecodeLimits) -> None:
     """Refuse arguments that would make calling the built-in ``target`` costly or odd."""
     check = _checks().get(target)
     if check is not None:
-        check(code, arg, limits)
+        try:
+            check(code, arg, limits)
+        except SerializationError:
+            raise
+        except Exception:  # an argument so odd the check itself fails: corrupt
+            raise _bad_arg(f"{target.__module__}.{target.__qualname__}", arg) from None

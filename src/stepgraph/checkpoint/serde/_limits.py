@@ -238,11 +238,21 @@ def check_int_text(text: Any, base: Any, limits: DecodeLimits) -> None:
     if type(text) is not str or type(base) is not int or not (base == 0 or 2 <= base <= 36):
         raise _bad_arg("builtins.int", [text, base])
     if base in (2, 4, 8, 16, 32):  # linear to convert: bounded by bits
-        bits = len(text) * (base.bit_length() - 1)
-        if bits > limits.max_int_bits + 64:
-            raise limit_error(f"an integer of about {bits} bits", "max_int_bits",
+        if len(text) > 4 * limits.max_int_bits + 64:  # (before copying it below)
+            raise limit_error(f"an integer of {len(text)} characters", "max_int_bits",
                               limits.max_int_bits)
-    elif len(text) > limits.max_number_digits + 8:
+        digits = text.strip().lstrip("+-")
+        if digits[:2].lower() in ("0x", "0o", "0b"):
+            digits = digits[2:]
+        digits = digits.replace("_", "").lstrip("0")
+        per_digit = base.bit_length() - 1
+        lead = int(digits[0], base).bit_length() if digits and digits[0].isalnum() else 0
+        bits = max(len(digits) - 1, 0) * per_digit + lead
+        if bits > limits.max_int_bits:
+            raise limit_error(f"an integer of {bits} bits", "max_int_bits", limits.max_int_bits)
+    elif len(text) > limits.max_number_digits + 64 or (
+        len(text.strip().lstrip("+-").replace("_", "")) > limits.max_number_digits
+    ):
         raise limit_error(f"an integer of {len(text)} decimal digits", "max_number_digits",
                           limits.max_number_digits)
 

@@ -218,7 +218,11 @@ class JsonPlusSerializer:
 
     def _parse_int(self, text: str) -> int:
         check_int_text(text, 10, self._codec.limits)
-        return int(text)
+        try:
+            return int(text)
+        except ValueError as exc:  # Python's own digit limit, when set lower than ours
+            raise limit_error(f"an integer of {len(text)} digits ({exc})", "max_number_digits",
+                              self._codec.limits.max_number_digits) from None
 
     def _revive(self, value: dict[str, Any]) -> Any:
         lc = value.get("lc")
