@@ -50,8 +50,6 @@ from stepgraph.checkpoint.base import (
     get_checkpoint_metadata,
     thread_target,
 )
-from stepgraph.checkpoint.serde._limits import limit_error, limits_of
-from stepgraph.checkpoint.serde.base import SG_CORRUPT, SerializationError
 from stepgraph.constants import MISSING, WRITES_IDX_MAP
 from stepgraph.errors import StepgraphError
 
@@ -72,6 +70,8 @@ def reading(fn: F) -> F:
         except StepgraphError:
             raise
         except Exception as exc:
+            from stepgraph.checkpoint.serde.base import SG_CORRUPT, SerializationError
+
             raise SerializationError(
                 f"A stored checkpoint row cannot be decoded ({type(exc).__name__}: "
                 f"{str(exc)[:200]}).",
@@ -411,6 +411,8 @@ class SaverCodec:
     def _check_repetition(self, skeleton: bytes, piece: PieceLookup) -> None:
         """Refuse a skeleton that repeats its pieces into more than ``max_expansion`` times
         its own bytes (each reference is 15 bytes; the same piece may be referenced often)."""
+        from stepgraph.checkpoint.serde._limits import limit_error, limits_of
+
         total = distinct = 0
         seen: set[bytes] = set()
         for key in piece_refs(skeleton):

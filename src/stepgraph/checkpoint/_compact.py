@@ -54,7 +54,6 @@ from stepgraph.checkpoint.base import (
     get_checkpoint_metadata,
     thread_target,
 )
-from stepgraph.checkpoint.serde._limits import limit_error, limits_of
 from stepgraph.constants import MISSING
 
 if TYPE_CHECKING:
@@ -523,6 +522,8 @@ class CompactCodec(SaverCodec):
 
         All together they may inflate to at most ``max_expansion`` times their stored bytes
         (plus ``expansion_allowance``): the ratio ``pack_piece`` never exceeds."""
+        from stepgraph.checkpoint.serde._limits import limit_error, limits_of
+
         limits = limits_of(self.serde)
         stored_rows = [(bytes(digest), bytes(stored)) for digest, stored in rows]
         budget = limits.max_expansion * sum(len(s) for _, s in stored_rows)

@@ -267,6 +267,11 @@ def _checks() -> dict[Any, Check]:
     return _CHECKS
 
 
+def checked_types() -> dict[Any, Check]:
+    """The built-in types whose arguments ``check_args`` checks."""
+    return _checks()
+
+
 def check_args(target: Any, code: int, arg: Any, limits: DecodeLimits) -> None:
     """Refuse arguments that would make calling the built-in ``target`` costly or odd."""
     check = _checks().get(target)

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from typing import Any, NoReturn
 
 from stepgraph.checkpoint.serde import _limits
-from stepgraph.checkpoint.serde._allowlist import check_args
+from stepgraph.checkpoint.serde._allowlist import check_args, checked_types
 from stepgraph.checkpoint.serde._limits import DecodeLimits, DecodeState, limit_error
 from stepgraph.checkpoint.serde._scan import ScanError, scan
 from stepgraph.checkpoint.serde.base import SG_CORRUPT, SG_NOT_ALLOWED, SerializationError
@@ -99,9 +99,27 @@ def _depth_error(exc: Exception, limits: DecodeLimits) -> SerializationError | N
 
 
 def _kwargs(arg: Any, what: str) -> dict[str, Any]:
-    if type(arg) is not dict or not all(type(k) is str for k in arg):
-        raise _corrupt(f"{what} needs a map of str keys, got {type(arg).__name__}")
+    """A map of keyword arguments (a non-str key makes the call raise TypeError: SG403)."""
+    if type(arg) is not dict:
+        raise _corrupt(f"{what} needs a map, got {type(arg).__name__}")
     return arg
+
+
+_MODELS: dict[type, bool] = {}
+_CHECKED: dict[Any, Any] = {}
+"""The built-in types whose arguments are checked (filled on first use)."""
+
+
+def _load_checked() -> dict[Any, Any]:
+    _CHECKED.update(checked_types())
+    return _CHECKED
+
+
+def _is_model(target: Any) -> bool:
+    found = _MODELS.get(target) if isinstance(target, type) else False
+    if found is None:
+        found = _MODELS[target] = is_model_class(target)
+    return bool(found)
 
 
 class Decoder:
@@ -128,33 +146,55 @@ class Decoder:
         """Decode one msgpack object within the nesting budget.
 
         An object is charged an upper bound of its nesting (its size, at most the library's
-        1024 levels) while that fits the budget; when it does not, its bytes are walked once,
-        objects inside included, and its real depth decides (then nothing inside it needs
-        checking again, so no byte is walked twice).
+        1024 levels) while that fits the budget. When it does not, its bytes are walked
+        (objects inside included) and its real depth is charged; only if that still does
+        not fit is the whole blob walked once, from the top: the blob is refused exactly
+        when its real nesting exceeds ``max_depth``. A measured object is not checked again
+        inside, so no byte is walked twice on the way down.
         """
-        if current.verified:
+        if current.verified or current.blob_verified:
             return self._library_unpack(data, current)
         limits = current.limits
         charge = min(len(data), _LIB_DEPTH)
-        if current.depth + charge <= limits.max_depth:
-            current.depth += charge
-            try:
-                return self._library_unpack(data, current)
-            finally:
-                current.depth -= charge
-        room = limits.max_depth - current.depth
+        top = not current.frames
+        if not top and current.depth + charge > limits.max_depth:
+            charge = self._measure(data, limits.max_depth - current.depth) + 1
+            if current.depth + charge > limits.max_depth:
+                self._verify_blob(current)
+                return self._verified_unpack(data, current)
+            return self._verified_unpack(data, current)
+        current.depth += charge
+        current.frames.append(data)
         try:
-            depth = scan(bytes(data), room, into_objects=True).depth
-        except ScanError as exc:
-            raise _corrupt(str(exc)) from None
-        if depth > room:
-            raise limit_error(f"nesting of more than {current.depth + room} levels", "max_depth",
-                              limits.max_depth)
+            return self._library_unpack(data, current)
+        finally:
+            current.frames.pop()
+            current.depth -= charge
+
+    def _verified_unpack(self, data: Any, current: DecodeState) -> Any:
         current.verified = True
         try:
             return self._library_unpack(data, current)
         finally:
             current.verified = False
+
+    @staticmethod
+    def _measure(data: Any, room: int) -> int:
+        """The nesting of ``data``, objects inside included (past ``room``: more than it)."""
+        try:
+            return scan(bytes(data), room, into_objects=True).depth
+        except ScanError as exc:
+            raise _corrupt(str(exc)) from None
+
+    def _verify_blob(self, current: DecodeState) -> None:
+        """The upper bounds charged so far do not fit: measure the whole blob; refuse it
+        only if its real nesting exceeds the limit (else nothing more needs checking)."""
+        limits = current.limits
+        depth = self._measure(current.frames[0], limits.max_depth)
+        if depth > limits.max_depth:
+            raise limit_error(f"nesting of more than {limits.max_depth} levels", "max_depth",
+                              limits.max_depth)
+        current.blob_verified = True
 
     def _library_unpack(self, data: Any, current: DecodeState) -> Any:
         strict = self._unpack_str_keys
@@ -208,7 +248,8 @@ class Decoder:
                 obj = self._decode_ext(code, data, current)
             finally:
                 current.objects -= 1
-            current.track(obj)
+            if type(obj).__hash__ is not None:  # (messages and models are unhashable)
+                current.track(obj)
             return obj
         except BaseException as exc:
             stash(exc)
@@ -226,7 +267,8 @@ class Decoder:
             raise SerializationError(f"Corrupt extension payload (code {code}).", code=SG_CORRUPT)
         module, name, arg = tup[0], tup[1], tup[2]
         target = self.registry.resolve(module, name)
-        check_args(target, code, arg, current.limits)
+        if target in (_CHECKED or _load_checked()):
+            check_args(target, code, arg, current.limits)
         try:
             return self._build(code, target, arg, tup)
         except SerializationError:
@@ -272,16 +314,14 @@ class Decoder:
                     "construction methods of allowed pydantic models",
                 )
             return getattr(target, method)(arg)
-        if not is_model_class(target):
+        if not _is_model(target):
             raise _corrupt(f"{getattr(target, '__qualname__', target)!r} is not a pydantic model")
         kwargs = _kwargs(arg, "model fields")
         method = "model_construct" if code == EXT_PYDANTIC_V2 else "construct"
         if len(tup) > 3 and tup[3] == method:  # written by stepgraph: exact field values
             fields_set = tup[4] if len(tup) > 4 else None
-            if fields_set is not None and (
-                type(fields_set) is not list or not all(type(f) is str for f in fields_set)
-            ):
-                raise _corrupt("a model's fields_set must be an array of str")
+            if fields_set is not None and type(fields_set) is not list:
+                raise _corrupt("a model's fields_set must be an array")
             return getattr(target, method)(
                 _fields_set=None if fields_set is None else set(fields_set), **kwargs
             )

@@ -111,7 +111,7 @@ class DecodeState:
     """The budget of one top-level decode, shared by the nested decodes of its objects."""
 
     __slots__ = ("limits", "depth", "objects", "hashes", "collisions", "pattern_chars",
-                 "verified")
+                 "verified", "blob_verified", "frames")
 
     def __init__(self, limits: DecodeLimits) -> None:
         self.limits = limits
@@ -124,6 +124,10 @@ class DecodeState:
         self.pattern_chars = 0
         self.verified = False
         """Inside an object whose whole nesting was measured (no more charging needed)."""
+        self.blob_verified = False
+        """The whole blob's nesting was measured: nothing more needs charging."""
+        self.frames: list[Any] = []
+        """The bytes of the objects being decoded, outermost first."""
 
     def track(self, obj: Any) -> None:
         """Record a decoded object whose hash an attacker could choose; refuse a flood."""
