@@ -185,8 +185,10 @@ def not_allowed_error(module: str, name: str, why: str = "") -> SerializationErr
     """The SG401 error for a blob naming ``module.name``."""
     short = _clip(name.rsplit(".", 1)[-1], 80)
     pair = f"({_clip(module, 120)!r}, {_clip(name, 120)!r})"
+    what = f"{_clip(module)}.{_clip(name)}" if "." not in name else \
+        f"{_clip(name)} of module {_clip(module)}"
     return SerializationError(
-        f"Refusing to deserialize {_clip(module)}.{_clip(name)}: it is not a class in this "
+        f"Refusing to deserialize {what}: it is not a class in this "
         f"serializer's allow-list{why}, so nothing was imported or called.",
         code=SG_NOT_ALLOWED,
         hint=(
