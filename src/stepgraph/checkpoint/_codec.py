@@ -19,18 +19,26 @@ never becomes a base (``PutPlan.commit``). A list read from storage is remembere
 (``_learn``), so a new process resuming a thread appends deltas instead of snapshots. Caveats of comparing by identity/equality: an
 element mutated *in place* after being stored is seen as unchanged, and an element replaced
 by an equal one of another type (``1`` by ``True``) keeps the stored type.
+
+**Reading is hostile-input safe.** Rows may have been written by someone else: a delta chain
+that loops is refused (SG414), a value whose pieces would be repeated into more than
+``DecodeLimits.max_expansion`` times its stored bytes is refused (SG406), and any other
+inconsistency found while decoding a row becomes a ``SerializationError`` (SG403) instead
+of an arbitrary exception (``reading``).
 """
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from stepgraph.checkpoint._concat import MSGPACK, encodes_plain_arrays, join_arrays
 from stepgraph.checkpoint._lru import ENTRY_OVERHEAD, Lru, cache_budgets
 from stepgraph.checkpoint._pieces import join as join_pieces
+from stepgraph.checkpoint._pieces import refs as piece_refs
 from stepgraph.checkpoint.base import (
     ChannelVersions,
     Checkpoint,
@@ -43,9 +51,36 @@ from stepgraph.checkpoint.base import (
     thread_target,
 )
 from stepgraph.constants import MISSING, WRITES_IDX_MAP
+from stepgraph.errors import StepgraphError
 
 if TYPE_CHECKING:
     from stepgraph.checkpoint.serde.base import SerializerProtocol
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def reading(fn: F) -> F:
+    """Decode stored rows with ``fn``: an unexpected error (a row changed or planted by
+    someone else) becomes a coded ``SerializationError`` (SG403), never a bare exception."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except StepgraphError:
+            raise
+        except Exception as exc:
+            from stepgraph.checkpoint.serde.base import SG_CORRUPT, SerializationError
+
+            raise SerializationError(
+                f"A stored checkpoint row cannot be decoded ({type(exc).__name__}: "
+                f"{str(exc)[:200]}).",
+                code=SG_CORRUPT,
+                hint="the row was changed outside stepgraph (or is corrupt); restore it from "
+                "a backup or delete the thread",
+            ) from exc
+
+    return wrapper  # type: ignore[return-value]
 
 __all__ = ["BlobRow", "CheckpointRow", "ListQuery", "PutPlan", "SaverCodec", "WriteRow"]
 
@@ -297,16 +332,19 @@ class SaverCodec:
         return {"lists": (len(self._tips), self._tips.spent, self._tips.budget)}
 
     # --- reading ------------------------------------------------------------------------
+    @reading
     def load_metadata(self, row: CheckpointRow) -> dict[str, Any]:
         """The decoded metadata of a checkpoint row."""
         return self.serde.loads_typed((row[6], row[7]))
 
+    @reading
     def load_checkpoint(self, row: CheckpointRow) -> Checkpoint:
         """The decoded checkpoint of a row, with empty ``channel_values``."""
         checkpoint = self.serde.loads_typed((row[4], row[5]))
         checkpoint["channel_values"] = {}
         return checkpoint
 
+    @reading
     def load_tuple(
         self,
         row: CheckpointRow,
@@ -354,12 +392,14 @@ class SaverCodec:
         """The ``version`` of the blob row holding a channel at ``version``."""
         return str(version)
 
+    @reading
     def loads(self, typed: tuple[str, bytes], piece: PieceLookup | None, where: str = "") -> Any:
         """Decode a stored ``(type, bytes)``, joining split values back first."""
         if typed[0] == PIECED:
             typed = (MSGPACK, self._join(typed[1], piece, where))
         return self.serde.loads_typed(typed)
 
+    @reading
     def loads_inline(self, stored: Any, piece: PieceLookup | None) -> Any:
         """Decode a value stored in a checkpoint row: ``bytes`` (msgpack), ``[bytes]`` (msgpack
         with pieces split off) or ``[type, bytes]``."""
@@ -369,11 +409,11 @@ class SaverCodec:
             return self.loads((PIECED, stored[0]), piece)
         return self.loads((stored[0], stored[1]), piece)
 
-    @staticmethod
-    def _join(skeleton: bytes, piece: PieceLookup | None, where: str) -> bytes:
+    def _join(self, skeleton: bytes, piece: PieceLookup | None, where: str) -> bytes:
         try:
             if piece is None:
                 raise KeyError(b"")
+            self._check_repetition(skeleton, piece)
             return join_pieces(skeleton, piece)
         except KeyError as missing:
             raise SaverError(
@@ -382,6 +422,30 @@ class SaverCodec:
                 code="SG417",
                 hint="the thread's rows were deleted or changed by another process; re-run it",
             ) from None
+
+    def _check_repetition(self, skeleton: bytes, piece: PieceLookup) -> None:
+        """Refuse a skeleton that repeats its pieces into more than ``max_expansion`` times
+        its own bytes (each reference is 15 bytes; the same piece may be referenced often)."""
+        from stepgraph.checkpoint.serde._limits import limit_error, limits_of
+
+        total = distinct = 0
+        seen: set[bytes] = set()
+        for key in piece_refs(skeleton):
+            data = piece(key)
+            if data is None:
+                raise KeyError(key)
+            total += len(data)
+            if key not in seen:
+                seen.add(key)
+                distinct += len(data)
+        limits = limits_of(self.serde)
+        # (``_pieces.split`` never repeats more than 1 MiB, the default allowance)
+        allowed = limits.max_expansion * len(skeleton) + distinct + limits.expansion_allowance
+        if total > allowed:
+            raise limit_error(
+                f"a stored value whose pieces repeat into {total} bytes from "
+                f"{len(skeleton) + distinct} stored", "max_expansion", limits.max_expansion,
+            )
 
     def _learn(
         self, key: tuple[str, str, str], version: str, items: list[Any], anchor: str,
@@ -411,7 +475,17 @@ class SaverCodec:
         """The value of a blob, following its delta chain; ``chain`` receives
         ``(snapshot version, snapshot bytes, delta bytes)`` of a list read that way."""
         parts: list[tuple[str, bytes]] = []
+        seen: set[str] = set()
         while True:
+            if key[3] in seen:
+                raise SaverError(
+                    f"Stored channel {key[2]!r} of thread {key[0]!r} is a delta chain that "
+                    f"loops back to version {key[3]!r}.",
+                    code="SG414",
+                    hint="the rows were changed outside stepgraph; restore them or delete the "
+                    "thread",
+                )
+            seen.add(key[3])
             blob = lookup(key)
             if blob is None:
                 if not parts:

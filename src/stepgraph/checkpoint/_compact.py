@@ -38,11 +38,12 @@ from stepgraph.checkpoint._codec import (
     PutPlan,
     SaverCodec,
     WriteRow,
+    reading,
 )
 from stepgraph.checkpoint._concat import MSGPACK
 from stepgraph.checkpoint._ids import loaded_id, loaded_version, stored_id, stored_version
 from stepgraph.checkpoint._lru import ENTRY_OVERHEAD, Lru
-from stepgraph.checkpoint._squeeze import pack_piece, unpack_piece
+from stepgraph.checkpoint._squeeze import PieceTooLarge, pack_piece, unpack_piece
 from stepgraph.checkpoint._stored_forms import loaded_type, long_path, short_path, stored_type
 from stepgraph.checkpoint.base import (
     ChannelVersions,
@@ -322,6 +323,7 @@ class CompactCodec(SaverCodec):
         key = None if thread_id == name else (name, thread_id)
         return WritesPlan(split[0], split[1], piece_rows, merged, pieces, key)
 
+    @reading
     def expand_writes(self, rows: Sequence[WriteRow]) -> list[WriteRow]:
         """Stored write rows with merged rows expanded and types restored; a merged row wins
         over single rows for the same (task, idx): it is only stored when the task had none."""
@@ -415,6 +417,7 @@ class CompactCodec(SaverCodec):
             have.add(parent)
         return want, pinned
 
+    @reading
     def load_checkpoints(
         self, rows: Sequence[CompactRow], ancestors: Sequence[CompactRow],
         pinned: Mapping[RowKey, Packed] | None = None,
@@ -434,6 +437,8 @@ class CompactCodec(SaverCodec):
                 row = by_key.get(key)
                 if row is None:
                     raise self._broken_chain(key)
+                if len(chain) >= CHAIN_MAX:  # written chains are shorter: a loop, or planted
+                    raise self._broken_chain(key, looped=True)
                 chain.append(row)
                 if row[8] != DIFF:
                     break
@@ -474,9 +479,17 @@ class CompactCodec(SaverCodec):
             versions = dict(checkpoint["channel_versions"])
             self._remember_row(key, _RowTip(checkpoint["id"], packed, versions, inline, depth, nbytes))
 
-    def _broken_chain(self, key: RowKey) -> Exception:
+    def _broken_chain(self, key: RowKey, *, looped: bool = False) -> Exception:
         from stepgraph.checkpoint.base import SaverError
 
+        if looped:
+            return SaverError(
+                f"Checkpoint {key[2]!r} of thread {key[0]!r} is stored as a chain of more than "
+                f"{CHAIN_MAX} diffs (stepgraph writes at most {CHAIN_MAX}): the rows loop or "
+                "were changed outside stepgraph.",
+                code="SG414",
+                hint="restore the thread's rows from a backup or delete the thread",
+            )
         return SaverError(
             f"Checkpoint {key[2]!r} of thread {key[0]!r} is needed to read a later "
             "checkpoint stored as a diff, but it is missing.",
@@ -484,6 +497,7 @@ class CompactCodec(SaverCodec):
             hint="the thread was changed by another process mid-run; re-run it",
         )
 
+    @reading
     def piece_refs(
         self,
         inline: Sequence[Mapping[str, Any]],
@@ -512,6 +526,7 @@ class CompactCodec(SaverCodec):
                 known[digest] = data
         return known, missing
 
+    @reading
     def load_tuple(  # type: ignore[override]
         self, row: Any, checkpoint: Any, metadata: Any, lookup: Any, writes: Any, **kw: Any
     ) -> Any:
@@ -521,8 +536,26 @@ class CompactCodec(SaverCodec):
                   for w in writes]  # fmt: skip
         return super().load_tuple(row, checkpoint, metadata, lookup, writes, **kw)
 
+    @reading
     def fetched_pieces(self, rows: Sequence[tuple[bytes, bytes]]) -> dict[bytes, bytes]:
-        """Pieces read from the database (``(digest, stored)`` rows), kept for later reads."""
-        found = {bytes(digest): unpack_piece(bytes(stored)) for digest, stored in rows}
+        """Pieces read from the database (``(digest, stored)`` rows), kept for later reads.
+
+        All together they may inflate to at most ``max_expansion`` times their stored bytes
+        (plus ``expansion_allowance``): the ratio ``pack_piece`` never exceeds."""
+        from stepgraph.checkpoint.serde._limits import limit_error, limits_of
+
+        limits = limits_of(self.serde)
+        stored_rows = [(bytes(digest), bytes(stored)) for digest, stored in rows]
+        budget = limits.max_expansion * sum(len(s) for _, s in stored_rows)
+        budget += limits.expansion_allowance
+        found: dict[bytes, bytes] = {}
+        for digest, stored in stored_rows:
+            try:
+                data = unpack_piece(stored, budget)
+            except PieceTooLarge:
+                raise limit_error("stored pieces that inflate beyond their budget",
+                                  "max_expansion", limits.max_expansion) from None
+            budget -= len(data)
+            found[digest] = data
         self._cache_pieces(found.items())
         return found

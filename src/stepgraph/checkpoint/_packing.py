@@ -164,8 +164,8 @@ def _mask(updated: Any, versions: dict[str, Any]) -> bytes | None:
 
 
 def _unmask(mask: bytes, names: list[str]) -> list[str]:
-    bits = int.from_bytes(mask, "little")
-    return [name for i, name in enumerate(names) if bits >> i & 1]
+    """The names whose bit is set (linear: a stored mask may be as long as the names)."""
+    return [name for i, name in enumerate(names) if i >> 3 < len(mask) and mask[i >> 3] >> (i & 7) & 1]
 
 
 def unpack(

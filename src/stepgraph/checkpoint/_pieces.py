@@ -9,7 +9,10 @@ arrays and maps, by a 15-byte reference (a msgpack ``ext8`` of type ``REF_CODE``
 has a chance of a collision below 10^-11). The elements become rows of a
 pieces table keyed by ``(thread_id, digest)``, stored once however often they are referenced.
 ``join`` puts the bytes back; the result is byte-for-byte the original encoding, so the
-serializer decodes it as before. Anything the walker does not expect makes ``split`` give up
+serializer decodes it as before. A reader refuses a skeleton that repeats its pieces into
+much more than its own size (a planted skeleton of many references to one large piece would
+expand without bound), so ``split`` references a piece again only while the repeated bytes
+of the value stay within ``REPEAT_ALLOWANCE``; later repeats stay inline. Anything the walker does not expect makes ``split`` give up
 (the value is then stored whole): correctness never depends on splitting.
 """
 
@@ -18,7 +21,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable
 
-__all__ = ["MIN_PIECE", "REF_CODE", "join", "refs", "split"]
+__all__ = ["MIN_PIECE", "REF_CODE", "REPEAT_ALLOWANCE", "join", "refs", "split"]
 
 MIN_PIECE = 64
 """Array elements smaller than this stay inline (a reference plus a row would not pay off)."""
@@ -28,6 +31,9 @@ DIGEST_SIZE = 12
 _REF_HEAD = bytes((0xC7, DIGEST_SIZE, REF_CODE))
 _REF_LEN = len(_REF_HEAD) + DIGEST_SIZE
 _MAX_DEPTH = 6
+REPEAT_ALLOWANCE = 1 << 20
+"""Bytes a value's references may repeat (pieces referenced more than once), the reader's
+``DecodeLimits.expansion_allowance``."""
 
 
 class _Unsplittable(Exception):
@@ -91,14 +97,20 @@ def split(data: bytes) -> tuple[bytes, dict[bytes, bytes]] | None:
     buf = memoryview(data)
     cuts: list[tuple[int, int, bytes]] = []
     pieces: dict[bytes, bytes] = {}
+    repeated = 0
 
     def element(pos: int, end: int) -> bool:
+        nonlocal repeated
         if _ref_at(buf, pos, end) is not None:
             raise _Unsplittable("the value already holds a piece reference")
         if end - pos < MIN_PIECE:
             return False
         piece = bytes(buf[pos:end])
         key = _digest(piece)
+        if key in pieces:
+            if repeated + len(piece) > REPEAT_ALLOWANCE:
+                return False  # stays inline: a reader allows only so much repetition
+            repeated += len(piece)
         pieces[key] = piece
         cuts.append((pos, end, key))
         return True

@@ -83,6 +83,8 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
 )
 """Schema versions; migration ``v`` runs once and is recorded in ``sg_checkpoint_migrations``."""
 
+CHAIN_HOPS = 32
+"""Parents a chain query follows at most (diff chains are at most 16 rows)."""
 _CHECKPOINT_COLS = (
     "thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, "
     "type, checkpoint, metadata_type, metadata, kind"
@@ -209,18 +211,21 @@ class Dialect(SqlSchema):
             + " FROM want k JOIN sg_checkpoint_writes w ON w.thread_id = k.thread_id "
             "AND w.checkpoint_ns = k.checkpoint_ns AND w.checkpoint_id = k.checkpoint_id"
         )
-        # Diff rows with the chains of parents they need, up to each chain's full row.
+        # Diff rows with the chains of parents they need, up to each chain's full row. The
+        # hop count stops a chain whose rows loop (planted, or changed by hand): stepgraph
+        # writes at most 16 rows per chain, and the reader refuses longer ones (SG414).
         cols = ", ".join(f"c.{c.strip()}" for c in _CHECKPOINT_COLS.split(","))
         same = "c.thread_id = {0}.thread_id AND c.checkpoint_ns = {0}.checkpoint_ns"
         self.select_chains = self.q(
             "WITH RECURSIVE want(thread_id, checkpoint_ns, checkpoint_id) AS ("
             + self._keys_table(3)
-            + f"), chain AS (SELECT {cols} FROM want w JOIN sg_checkpoints c ON "
+            + f"), chain AS (SELECT {cols}, 0 AS hops FROM want w JOIN sg_checkpoints c ON "
             + same.format("w")
             + " AND c.checkpoint_id = w.checkpoint_id "
-            f"UNION ALL SELECT {cols} FROM chain p JOIN sg_checkpoints c ON "
+            f"UNION ALL SELECT {cols}, p.hops + 1 FROM chain p JOIN sg_checkpoints c ON "
             + same.format("p")
-            + " AND c.checkpoint_id = p.parent_checkpoint_id WHERE p.kind = 1) "
+            + f" AND c.checkpoint_id = p.parent_checkpoint_id WHERE p.kind = 1 "
+            f"AND p.hops < {CHAIN_HOPS}) "
             f"SELECT {_CHECKPOINT_COLS} FROM chain"
         )
         self.delete_thread = tuple(

@@ -7,17 +7,24 @@ bytes. A preset dictionary of those fragments lets it: a typical message shrinks
 half. Stored bytes start with a format byte: ``RAW`` (the piece as is, when compressing does
 not pay) or ``DEFLATE_V1`` (raw deflate with ``_DICTIONARY_V1``). The dictionary is part of
 the storage format: it never changes; a new one gets a new format byte.
+
+Reading inflates at most a given number of bytes (``unpack_piece(stored, limit)``), so a
+deflate bomb planted in the table (deflate reaches about 1000:1) cannot make a small row
+expand into gigabytes; ``pack_piece`` stores a piece raw when it would compress better than
+``MAX_RATIO``, so every piece it writes reads back within that ratio.
 """
 
 from __future__ import annotations
 
 import zlib
 
-__all__ = ["pack_piece", "unpack_piece"]
+__all__ = ["MAX_RATIO", "PieceTooLarge", "pack_piece", "unpack_piece"]
 
 RAW, DEFLATE_V1 = 0, 1
 _MIN = 48
 """Pieces shorter than this are stored raw."""
+MAX_RATIO = 64
+"""Pieces are never stored deflated beyond this ratio (``DecodeLimits.max_expansion``)."""
 
 
 def _str(text: str) -> bytes:
@@ -59,17 +66,33 @@ def pack_piece(raw: bytes) -> bytes:
     if len(raw) >= _MIN:
         deflate = zlib.compressobj(6, zlib.DEFLATED, -15, 8, zlib.Z_DEFAULT_STRATEGY, _DICTIONARY_V1)
         packed = deflate.compress(raw) + deflate.flush()
-        if len(packed) + 1 < len(raw):
+        if len(packed) + 1 < len(raw) <= MAX_RATIO * (len(packed) + 1):
             return bytes((DEFLATE_V1,)) + packed
     return bytes((RAW,)) + raw
 
 
-def unpack_piece(stored: bytes) -> bytes:
-    """The piece a stored form holds; ``ValueError`` for an unknown format."""
+class PieceTooLarge(ValueError):
+    """A stored piece inflates beyond the limit it was read with."""
+
+
+def unpack_piece(stored: bytes, limit: int | None = None) -> bytes:
+    """The piece a stored form holds, of at most ``limit`` bytes (``PieceTooLarge`` beyond);
+    ``ValueError`` for an unknown format or corrupt deflate data."""
     kind = stored[0] if stored else -1
     if kind == RAW:
         return bytes(stored[1:])
     if kind == DEFLATE_V1:
         inflate = zlib.decompressobj(-15, _DICTIONARY_V1)
-        return inflate.decompress(stored[1:]) + inflate.flush()
+        try:
+            if limit is None:
+                return inflate.decompress(stored[1:]) + inflate.flush()
+            out = inflate.decompress(stored[1:], limit + 1)
+            if len(out) > limit or inflate.unconsumed_tail:
+                raise PieceTooLarge(f"inflates beyond {limit} bytes")
+            out += inflate.flush()
+        except zlib.error as exc:
+            raise ValueError(f"corrupt deflate data: {exc}") from None
+        if len(out) > limit:
+            raise PieceTooLarge(f"inflates beyond {limit} bytes")
+        return out
     raise ValueError(f"unknown piece format {kind}")

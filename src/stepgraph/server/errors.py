@@ -49,9 +49,37 @@ async def _unhandled(request: Request, exc: Exception) -> Response:
     return json_response({"detail": f"Internal server error ({type(exc).__name__})"}, 500)
 
 
+_STORED_DATA_CODES = frozenset({"SG414", "SG416", "SG417"})
+"""SaverError codes that mean "the stored rows are inconsistent", not a server bug."""
+
+
+async def _stored_data_error(request: Request, exc: Exception) -> Response:
+    """A checkpoint the server cannot (or may not) decode: 422 with the stable code and hint,
+    never a 500 (the blob may have been planted in the database; nothing of it was run)."""
+    code = getattr(exc, "code", None)
+    if not isinstance(code, str) or (
+        not _is_serialization_error(exc) and code not in _STORED_DATA_CODES
+    ):
+        return await _unhandled(request, exc)
+    logger.warning("refused stored data in %s %s: %s", request.method, request.url.path, exc)
+    body = {"detail": str(exc), "code": code, "hint": getattr(exc, "hint", None)}
+    return json_response(body, 422)
+
+
+def _is_serialization_error(exc: Exception) -> bool:
+    from stepgraph.checkpoint.serde.base import SerializationError
+
+    return isinstance(exc, SerializationError)
+
+
 def install_handlers() -> dict[Any, Any]:
     """Starlette ``exception_handlers`` for the app."""
-    return {ApiError: _api_error, HTTPException: _http_error, Exception: _unhandled}
+    from stepgraph.checkpoint.base import SaverError
+    from stepgraph.checkpoint.serde.base import SerializationError
+
+    return {ApiError: _api_error, HTTPException: _http_error,
+            SerializationError: _stored_data_error, SaverError: _stored_data_error,
+            Exception: _unhandled}
 
 
 _SHOWN = (ValueError, TypeError, KeyError, AttributeError, RuntimeError, RecursionError,

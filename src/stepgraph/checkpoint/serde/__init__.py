@@ -1,16 +1,20 @@
-"""Checkpoint serializers: msgpack with an allow-list, optional encryption, never pickle.
+"""Checkpoint serializers: msgpack with an exact allow-list, bounded decoding, optional
+encryption, never pickle.
 
 ```python
 from stepgraph.checkpoint.serde import JsonPlusSerializer
 
-serde = JsonPlusSerializer(allowed_modules=["myapp"])  # or serde.register(MyState)
+serde = JsonPlusSerializer(allowed_msgpack_modules=[MyState])  # or serde.register(MyState)
 blob = serde.dumps_typed({"messages": [...], "when": datetime.now(UTC)})
 value = serde.loads_typed(blob)
 ```
 
-See ``types`` for the allow-list rules and ``_codec`` for what round-trips exactly.
+See ``types`` for the allow-list rules, ``_limits`` for what a blob may cost to decode,
+``_codec`` for what round-trips exactly, and docs/checkpoint-serialization.md for the
+guarantees.
 """
 
+from stepgraph.checkpoint.serde._limits import DecodeLimits
 from stepgraph.checkpoint.serde.base import (
     CipherProtocol,
     SerializationError,
@@ -25,6 +29,7 @@ from stepgraph.checkpoint.serde.types import SerializedException, TypeRegistry, 
 __all__ = [
     "AesEaxCipher",
     "CipherProtocol",
+    "DecodeLimits",
     "EncryptedSerializer",
     "JsonPlusSerializer",
     "SerializationError",

@@ -74,6 +74,14 @@ class OrmsgpackBackend(Backend):
         """``unpack`` with ``ext_hook`` bound."""
         return functools.partial(self._unpackb, ext_hook=ext_hook, option=self._unpack_opts)
 
+    def bind_unpack_str_keys(self, ext_hook: ExtHook) -> Callable[[Any], Any]:
+        """``unpack`` that accepts only str map keys (raises ``ValueError`` at any other key).
+
+        ormsgpack builds maps natively, turning array keys into tuples without calling back
+        into Python, so the codec tries this first and checks other keys before allowing them.
+        """
+        return functools.partial(self._unpackb, ext_hook=ext_hook)
+
 
 class MsgpackBackend(Backend):
     """msgpack-python: the fallback when ormsgpack is not installed."""

@@ -13,6 +13,8 @@ Error codes (``SerializationError.code``):
   (typically because the class changed since the value was saved).
 * ``SG404``: encryption or decryption failed, or a plaintext blob was refused.
 * ``SG405``: no msgpack library is installed.
+* ``SG406``: a blob exceeds a decode limit (nesting, number digits, hash collisions, expansion;
+  see ``DecodeLimits``); nothing beyond the limit was computed.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ __all__ = [
     "SG_CIPHER",
     "SG_CONFIG",
     "SG_CORRUPT",
+    "SG_LIMIT",
     "SG_NOT_ALLOWED",
     "SG_UNSERIALIZABLE",
     "SerializationError",
@@ -42,6 +45,7 @@ SG_UNSERIALIZABLE = "SG402"
 SG_CORRUPT = "SG403"
 SG_CIPHER = "SG404"
 SG_BACKEND_MISSING = "SG405"
+SG_LIMIT = "SG406"
 
 
 class SerializationError(StepgraphError, ValueError):
@@ -50,7 +54,13 @@ class SerializationError(StepgraphError, ValueError):
     code = SG_CORRUPT
 
     def __init__(self, message: str, *, code: str, hint: str | None = None) -> None:
-        super().__init__(message, code=code, hint=hint)
+        super().__init__(message, code=code, hint=hint or _DEFAULT_HINTS.get(code))
+
+
+_DEFAULT_HINTS = {
+    SG_CORRUPT: "the stored bytes were changed outside stepgraph or are damaged (nothing in "
+    "them was run); restore the row from a backup, or delete the thread",
+}
 
 
 @runtime_checkable

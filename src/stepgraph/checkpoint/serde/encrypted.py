@@ -47,6 +47,11 @@ class EncryptedSerializer:
         self.serde = serde
         self.allow_plaintext = allow_plaintext
 
+    @property
+    def limits(self) -> Any:
+        """The inner serializer's decode limits (``DecodeLimits``), if it declares them."""
+        return getattr(self.serde, "limits", None)
+
     def dumps_typed(self, obj: Any) -> tuple[str, bytes]:
         """Serialize ``obj`` with the inner serializer and encrypt the bytes."""
         type_, data = self.serde.dumps_typed(obj)

@@ -7,16 +7,27 @@ Type tags written by ``dumps_typed``:
 * ``"msgpack"``: everything else, with extension types (see ``_codec``).
 
 ``loads_typed`` also reads ``"json"`` blobs written by old LangGraph versions, under the same
-allow-list. ``"pickle"`` blobs are always refused: stepgraph never unpickles.
+allow-list and limits (an ``lc: 2`` constructor names an exact allowed class; an ``lc: 1``
+langchain object must be one of langchain-core's message classes or ``Document``).
+``"pickle"`` blobs are always refused: stepgraph never unpickles.
+
+stepgraph always behaves as LangGraph does with ``LANGGRAPH_STRICT_MSGPACK=true``: setting the
+variable to a false value does not loosen the allow-list (a warning says so); pass
+``allowed_msgpack_modules=True`` to trust every class of your own data.
 """
 
 from __future__ import annotations
 
 import json
+import logging
+import os
 from collections.abc import Iterable
 from typing import Any, Literal
 
+from stepgraph.checkpoint.serde import _limits
+from stepgraph.checkpoint.serde._allowlist import LANGCHAIN_CLASSES, check_args, fixed_import
 from stepgraph.checkpoint.serde._codec import MsgpackCodec
+from stepgraph.checkpoint.serde._limits import DecodeLimits, check_int_text, limit_error
 from stepgraph.checkpoint.serde.base import (
     SG_CONFIG,
     SG_CORRUPT,
@@ -24,11 +35,11 @@ from stepgraph.checkpoint.serde.base import (
     SerializationError,
 )
 from stepgraph.checkpoint.serde.types import (
-    SAFE_METHODS,
     Decoder,
     Encoder,
     SerializedException,
     TypeRegistry,
+    method_allowed,
     not_allowed_error,
 )
 
@@ -36,6 +47,24 @@ __all__ = ["JsonPlusSerializer"]
 
 AllowList = Iterable["type | tuple[str, ...] | str"]
 _EMPTY = b""
+logger = logging.getLogger("stepgraph.checkpoint.serde")
+_warned_strict_env = False
+
+
+def _warn_strict_env() -> None:
+    """Say once that ``LANGGRAPH_STRICT_MSGPACK=false`` does not loosen stepgraph."""
+    global _warned_strict_env
+    value = os.environ.get("LANGGRAPH_STRICT_MSGPACK")
+    if _warned_strict_env or value is None or value.strip().lower() in ("1", "true", "yes"):
+        return
+    _warned_strict_env = True
+    logger.warning(
+        "LANGGRAPH_STRICT_MSGPACK=%r is ignored: stepgraph's serializer is always strict (only "
+        "allow-listed classes are rebuilt). Trust more classes with "
+        "JsonPlusSerializer(allowed_msgpack_modules=[...]) or, for trusted data only, "
+        "allowed_msgpack_modules=True.",
+        value,
+    )
 
 
 class JsonPlusSerializer:
@@ -54,6 +83,7 @@ class JsonPlusSerializer:
         pickle_fallback: accepted for LangGraph compatibility; ``True`` is refused (SG400).
         registry: use this ``TypeRegistry`` instead of a new one.
         backend: ``"ormsgpack"`` or ``"msgpack"``; default: ormsgpack when installed.
+        limits: what decoding one blob may cost (``DecodeLimits``); refusals raise SG406.
     """
 
     def __init__(
@@ -67,7 +97,9 @@ class JsonPlusSerializer:
         pickle_fallback: bool = False,
         registry: TypeRegistry | None = None,
         backend: str | None = None,
+        limits: DecodeLimits | None = None,
     ) -> None:
+        _warn_strict_env()
         if pickle_fallback:
             raise SerializationError(
                 "pickle_fallback=True is not supported: stepgraph never pickles or unpickles.",
@@ -81,8 +113,19 @@ class JsonPlusSerializer:
         self._registry.allow_modules(*allowed_modules)
         for extra in (allowed_msgpack_modules, allowed_json_modules):
             _apply_allowlist(self._registry, extra)
-        self._codec = MsgpackCodec(self._registry, auto_register=auto_register, backend=backend)
+        if limits is not None and not isinstance(limits, DecodeLimits):
+            raise SerializationError(
+                f"limits must be a DecodeLimits, got {type(limits).__name__}.", code=SG_CONFIG
+            )
+        self._codec = MsgpackCodec(
+            self._registry, auto_register=auto_register, backend=backend, limits=limits
+        )
         self._backend_name = backend
+
+    @property
+    def limits(self) -> DecodeLimits:
+        """The decode limits of this serializer."""
+        return self._codec.limits
 
     @property
     def registry(self) -> TypeRegistry:
@@ -113,6 +156,7 @@ class JsonPlusSerializer:
             registry=registry,
             auto_register=self._codec.auto_register,
             backend=self._backend_name,
+            limits=self._codec.limits,
         )
 
     # ------------------------------------------------------------------ typed API
@@ -157,43 +201,92 @@ class JsonPlusSerializer:
 
     def loads(self, data: bytes | str) -> Any:
         """Read a legacy ``"json"`` blob (LangGraph's ``lc`` constructor format)."""
+        limits = self._codec.limits
+        current, top = _limits.enter(limits)
         try:
-            return json.loads(data, object_hook=self._revive)
+            return json.loads(data, object_hook=self._revive, parse_int=self._parse_int)
         except json.JSONDecodeError as exc:
             raise SerializationError(f"Corrupt JSON blob: {exc}", code=SG_CORRUPT) from exc
+        except RecursionError:
+            raise limit_error("JSON nested deeper than Python's recursion limit", "max_depth",
+                              limits.max_depth) from None
+        except (UnicodeDecodeError, TypeError) as exc:
+            raise SerializationError(f"Corrupt JSON blob: {exc}", code=SG_CORRUPT) from exc
+        finally:
+            if top:
+                _limits.leave()
+
+    def _parse_int(self, text: str) -> int:
+        check_int_text(text, 10, self._codec.limits)
+        try:
+            return int(text)
+        except ValueError as exc:  # Python's own digit limit, when set lower than ours
+            raise limit_error(f"an integer of {len(text)} digits ({exc})", "max_number_digits",
+                              self._codec.limits.max_number_digits) from None
 
     def _revive(self, value: dict[str, Any]) -> Any:
         lc = value.get("lc")
-        if lc == 2 and value.get("type") == "constructor" and value.get("id"):
-            return self._revive_constructor(value)
-        if lc == 1 and value.get("type") == "constructor" and value.get("id"):
-            return _revive_langchain(value)
-        return value
+        if value.get("type") != "constructor" or not value.get("id"):
+            return value
+        if lc == 2:
+            obj = self._revive_constructor(value)
+        elif lc == 1:
+            obj = _revive_langchain(value)
+        else:
+            return value
+        current = _limits.state()
+        if current is not None:
+            current.track(obj)
+        return obj
 
     def _revive_constructor(self, value: dict[str, Any]) -> Any:
         ident = value["id"]
-        if not isinstance(ident, list) or not all(isinstance(p, str) for p in ident):
-            raise SerializationError(f"Corrupt JSON constructor id {ident!r}.", code=SG_CORRUPT)
+        if not isinstance(ident, list) or len(ident) < 2 or not all(
+            isinstance(p, str) for p in ident
+        ):
+            raise SerializationError(
+                f"Corrupt JSON constructor id {str(ident)[:200]!r}.", code=SG_CORRUPT
+            )
         module, name = ".".join(ident[:-1]), ident[-1]
-        args = value.get("args") or ()
+        args = value.get("args") or []
         kwargs = value.get("kwargs") or {}
+        if type(args) is not list or type(kwargs) is not dict:
+            raise SerializationError(
+                f"Corrupt JSON constructor {module}.{name}: args must be a list, kwargs an object.",
+                code=SG_CORRUPT,
+            )
         method = value.get("method")
         if module == "builtins" and name in ("bytes", "bytearray") and method == "fromhex":
-            raw = bytes.fromhex(args[0])
+            if len(args) != 1 or type(args[0]) is not str:
+                raise SerializationError("Corrupt JSON bytes constructor.", code=SG_CORRUPT)
+            try:
+                raw = bytes.fromhex(args[0])
+            except ValueError as exc:
+                raise SerializationError(f"Corrupt JSON bytes: {exc}", code=SG_CORRUPT) from None
             return raw if name == "bytes" else bytearray(raw)
         target = self._registry.resolve(module, name)
+        limits = self._codec.limits
+        if kwargs:  # no built-in type with checked arguments takes keywords
+            check_args(target, 2, kwargs, limits)
+        elif len(args) == 1:
+            check_args(target, 0, args[0], limits)
+        else:
+            check_args(target, 1, args, limits)
         methods = method if isinstance(method, list) else [method]
         last: Exception | None = None
         for step in methods:
-            if step is not None and step not in SAFE_METHODS:
+            if step is not None and not method_allowed(target, step):
                 raise SerializationError(
-                    f"Refusing to call method {step!r} named in the blob.", code=SG_NOT_ALLOWED
+                    f"Refusing to call method {str(step)[:80]!r} named in the blob.",
+                    code=SG_NOT_ALLOWED,
+                    hint="a blob may only call fromisoformat on datetime types and the "
+                    "construction methods of allowed pydantic models",
                 )
-            func = target if step is None else getattr(target, step, None)
-            if func is None:
-                continue
+            func = target if step is None else getattr(target, step)
             try:
                 return func(*args, **kwargs)
+            except SerializationError:
+                raise
             except Exception as exc:
                 last = exc
         if isinstance(target, type) and issubclass(target, BaseException):
@@ -203,22 +296,42 @@ class JsonPlusSerializer:
         )
 
 
+_LANGCHAIN_BY_NAME = {name: key for key in LANGCHAIN_CLASSES for name in (key[1],)}
+_LEGACY_NAMESPACES = (("langchain", "schema", "messages"), ("langchain_core", "messages"),
+                      ("langchain", "schema", "document"), ("langchain_core", "documents"))  # fmt: skip
+
+
+def _langchain_class(ident: list[Any]) -> Any:
+    """The allowed langchain-core class an ``lc: 1`` id names (``None``: not allowed)."""
+    if not all(type(p) is str for p in ident) or len(ident) < 2:
+        return None
+    key = (".".join(ident[:-1]), ident[-1])
+    if key not in LANGCHAIN_CLASSES:  # a legacy or re-exported id: ["langchain", "schema", ...]
+        known = _LANGCHAIN_BY_NAME.get(ident[-1])
+        if known is None or tuple(ident[:-1]) not in _LEGACY_NAMESPACES:
+            return None
+        key = known
+    return fixed_import(key)
+
+
 def _revive_langchain(value: dict[str, Any]) -> Any:
-    """Rebuild a langchain-core object (``lc: 1``); only langchain-core's own classes."""
+    """Rebuild an ``lc: 1`` langchain-core object: only its message classes and ``Document``
+    (the ids langchain-core itself maps to them), validated by their own constructor."""
     ident = value["id"]
+    cls = _langchain_class(ident) if isinstance(ident, list) else None
+    if cls is None:
+        parts = [str(p) for p in ident] if isinstance(ident, list) else [str(ident)]
+        raise not_allowed_error(".".join(parts[:-1]), parts[-1])
+    kwargs = value.get("kwargs") or {}
+    if type(kwargs) is not dict or not all(type(k) is str for k in kwargs):
+        raise SerializationError(f"Corrupt lc object {cls.__qualname__}: bad kwargs.",
+                                 code=SG_CORRUPT)
     try:
-        from langchain_core.load.load import Reviver
-    except ImportError:
-        raise not_allowed_error(".".join(map(str, ident[:-1])), str(ident[-1])) from None
-    try:
-        reviver = Reviver(allowed_objects="core")
-    except TypeError:  # older langchain-core: restricted to its namespaces anyway
-        reviver = Reviver()
-    try:
-        return reviver(value)
+        return cls(**kwargs)
     except Exception as exc:
-        err = not_allowed_error(".".join(map(str, ident[:-1])), str(ident[-1]))
-        raise err from exc
+        raise SerializationError(
+            f"Could not rebuild {cls.__qualname__} from the JSON blob: {exc!r}", code=SG_CORRUPT
+        ) from exc
 
 
 def _apply_allowlist(registry: TypeRegistry, extra: AllowList | Literal[True] | None) -> None:

@@ -1,32 +1,51 @@
 """The allow-list: which classes a checkpoint blob may name, and how a name is resolved.
 
-A msgpack blob names classes as ``(module, qualname)`` pairs. Unlike LangGraph, stepgraph never
-imports or calls whatever a blob names: ``TypeRegistry.resolve`` returns the class only when one
-of these rules allows it, and raises ``SerializationError`` (code ``SG401``) otherwise.
+A msgpack blob names classes as ``(module, qualname)`` pairs. stepgraph never imports, walks
+or calls whatever a blob names: ``TypeRegistry.resolve`` looks the *exact* pair up in these
+tables and returns a class only when one of them holds it, else raises ``SerializationError``
+``SG401`` naming the pair (nothing was imported or called):
 
-1. **Built in**: value types of the standard library (tuple, set, frozenset, deque, OrderedDict,
-   Counter, datetime/date/time/timedelta/timezone, ZoneInfo, UUID, Decimal, Fraction, complex,
-   big ints, pathlib paths, ``re.compile``, ipaddress types), every builtin exception class,
-   stepgraph's ``Send``/``Interrupt``/``Overwrite``/``Command`` (also under their ``langgraph.*``
-   names, so LangGraph blobs load), and classes under ``langchain_core.messages`` and
-   ``langchain_core.documents``.
-2. **Registered by the application**: ``serde.register(Cls)``, ``allowed_types=[...]``, or
-   ``register_type(Cls)`` for every serializer in the process.
-3. **Allowed modules**: ``allowed_modules=["myapp"]`` allows classes (never functions) of
-   ``myapp`` and its submodules; ``allowed_msgpack_modules=[("mod", "Name")]`` allows one name.
-4. **Seen by this serializer**: dataclasses, pydantic models, NamedTuples and Enums that this
+1. **Built in** (``_allowlist``): standard-library value types (tuple, set, frozenset, deque,
+   OrderedDict, Counter, datetime/date/time/timedelta/timezone, ZoneInfo, UUID, Decimal,
+   Fraction, complex, big ints, pathlib paths, ipaddress types, compiled patterns), every
+   builtin exception class, stepgraph's ``Send``/``Interrupt``/``Overwrite``/``Command``/
+   ``StateSnapshot``/``PregelTask``/``TimeoutPolicy`` and store ``Item``/``SearchItem``/``GetOp``
+   (also under their ``langgraph.*`` names, so LangGraph blobs load), and langchain-core's
+   message classes and ``Document`` (LangGraph's curated list).
+2. **Registered classes**: ``serde.register(Cls)``, ``allowed_types=[...]``,
+   ``allowed_msgpack_modules=[Cls]``, or ``register_type(Cls)`` for every serializer in the
+   process; each class is allowed under its ``(__module__, __qualname__)`` and
+   ``(__module__, __name__)``.
+3. **Registered names**: ``allowed_msgpack_modules=[("mod", "Name")]`` (LangGraph's form; also
+   ``allowed_json_modules``) allows exactly that name: ``mod`` is imported (it was named by the
+   application, not by the blob) and ``Name`` must be a class whose own ``__module__`` and
+   ``__qualname__`` are ``mod`` and ``Name``.
+4. **Allowed modules**: ``allowed_modules=["myapp"]`` allows classes of ``myapp`` and its
+   submodules that are *already imported*: a blob never causes an import here, and the class
+   found must be defined in the module the blob names (so a re-exported or imported class,
+   a function, a module or anything reached through attributes is refused).
+5. **Seen by this serializer**: dataclasses, pydantic models, NamedTuples and Enums that this
    serializer instance serialized in this process are registered automatically, so a graph that
    saves and then loads its own state needs no configuration. After a restart, register them.
-5. ``allowed_msgpack_modules=True`` allows any importable class (unsafe; only for trusted data).
+6. ``allowed_msgpack_modules=True`` allows any class by exact name, importing its module
+   (unsafe: only for data you trust; rule 3's checks still apply).
+
+Names under ``builtins``, ``os``, ``subprocess``, ``sys``, ``importlib``, ``operator``,
+``functools``, ``logging``, ``pickle`` and a few other modules are never resolved by rules 3, 4
+and 6, whatever the configuration; register the class object itself if you really mean it.
+Calling a resolved class is also constrained: method extensions may only call
+``fromisoformat`` on datetime types and the construction methods of pydantic models, and the
+arguments of built-in types are checked against ``DecodeLimits`` first.
 """
 
 from __future__ import annotations
 
-import builtins
 import importlib
+import sys
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from stepgraph.checkpoint.serde._allowlist import builtin_table, decode_surrogates, fixed_import
 from stepgraph.checkpoint.serde.base import (
     SG_CORRUPT,
     SG_NOT_ALLOWED,
@@ -43,7 +62,6 @@ __all__ = [
     "EXT_PYDANTIC_V2",
     "SAFE_METHODS",
     "SerializedException",
-    "TRUSTED_MODULES",
     "TypeRegistry",
     "decode_surrogates",
     "register_type",
@@ -59,13 +77,26 @@ EXT_PYDANTIC_V1 = 4  # [module, name, fields, "construct", fields_set]
 EXT_PYDANTIC_V2 = 5  # [module, name, fields, "model_construct", fields_set]
 EXT_NUMPY_ARRAY = 6  # written by LangGraph; not supported
 
-SAFE_METHODS = frozenset(
-    {"fromisoformat", "fromhex", "model_construct", "construct", "model_validate"}
-)
-"""Class methods a blob may ask to call (only on an allowed class)."""
+SAFE_METHODS = frozenset({"fromisoformat", "model_construct", "construct", "model_validate"})
+"""Class methods a blob may ask to call: ``fromisoformat`` on ``datetime.datetime``/``date``/
+``time`` only, the others on pydantic models only (see ``method_allowed``)."""
 
-TRUSTED_MODULES = ("langchain_core.messages", "langchain_core.documents")
-"""Module prefixes whose classes are allowed without registration."""
+_MODEL_METHODS = frozenset({"model_construct", "construct", "model_validate"})
+
+NEVER_MODULES = frozenset({
+    "builtins", "os", "posix", "nt", "subprocess", "sys", "importlib", "operator", "functools",
+    "itertools", "code", "codeop", "pickle", "_pickle", "copyreg", "marshal", "shelve", "ctypes",
+    "shutil", "socket", "runpy", "pty", "types", "inspect", "io", "_io", "logging", "gc",
+    "threading", "_thread", "multiprocessing", "signal", "tempfile", "webbrowser", "asyncio",
+    "concurrent", "pdb", "bdb", "trace", "cProfile", "profile", "timeit", "zipimport",
+    "pkgutil", "site", "sysconfig", "ensurepip", "venv", "http", "urllib", "ftplib", "smtplib",
+    "telnetlib", "xmlrpc", "selectors", "select", "mmap", "fcntl", "resource", "platform",
+    "getpass", "glob", "fileinput", "zipfile", "tarfile", "sqlite3", "dbm", "weakref", "abc",
+    "contextlib", "dataclasses", "typing", "enum", "copy", "stepgraph",
+})
+"""Top-level packages whose names no string rule (3, 4, 6) ever resolves: the ones whose
+classes run code, touch files or processes, or reach other objects when constructed
+(stepgraph's own value types have exact built-in entries instead)."""
 
 Encoder = Callable[[Any], Any]
 Decoder = Callable[[Any], Any]
@@ -95,64 +126,29 @@ class SerializedException(Exception):
         return f"SerializedException({self.type_name!r}, {self.text!r})"
 
 
-def decode_surrogates(data: bytes) -> str:
-    """Rebuild a string holding lone surrogates (msgpack strings must be valid UTF-8)."""
-    return bytes(data).decode("utf-8", "surrogatepass")
+def method_allowed(target: Any, method: Any) -> bool:
+    """Whether a blob may call ``target.method``: the fixed pairs stepgraph and LangGraph write."""
+    if type(method) is not str:
+        return False
+    if method == "fromisoformat":
+        import datetime
+
+        return target in (datetime.datetime, datetime.date, datetime.time)
+    return method in _MODEL_METHODS and is_model_class(target)
+
+
+def is_model_class(target: Any) -> bool:
+    """A pydantic (v2 or v1) model class."""
+    return isinstance(target, type) and (
+        hasattr(target, "__pydantic_fields__") and hasattr(target, "model_construct")
+        or hasattr(target, "__fields_set__") and hasattr(target, "construct")
+        or hasattr(target, "__fields__") and hasattr(target, "construct")
+    )
 
 
 def _key_of(cls: Any) -> _Key:
     return cls.__module__, cls.__qualname__
 
-
-_STDLIB: dict[_Key, Any] | None = None
-
-
-def _stdlib_table() -> dict[_Key, Any]:
-    """Built-in allow-list, built on first use so importing stepgraph stays cheap."""
-    global _STDLIB
-    if _STDLIB is not None:
-        return _STDLIB
-    import collections
-    import datetime
-    import decimal
-    import fractions
-    import ipaddress
-    import pathlib
-    import re
-    import uuid
-    import zoneinfo
-
-    table: dict[_Key, Any] = {}
-    for cls in (
-        tuple, set, frozenset, int, complex, dict, list,
-        collections.deque, collections.OrderedDict, collections.Counter,
-        datetime.datetime, datetime.date, datetime.time, datetime.timedelta, datetime.timezone,
-        zoneinfo.ZoneInfo, uuid.UUID, decimal.Decimal, fractions.Fraction,
-        pathlib.Path, pathlib.PosixPath, pathlib.WindowsPath,
-        pathlib.PurePath, pathlib.PurePosixPath, pathlib.PureWindowsPath,
-        ipaddress.IPv4Address, ipaddress.IPv4Interface, ipaddress.IPv4Network,
-        ipaddress.IPv6Address, ipaddress.IPv6Interface, ipaddress.IPv6Network,
-        SerializedException,
-    ):  # fmt: skip
-        table[_key_of(cls)] = cls
-    table[("re", "compile")] = re.compile
-    table[(_THIS_MODULE, "decode_surrogates")] = decode_surrogates
-    for name, obj in vars(builtins).items():
-        if isinstance(obj, type) and issubclass(obj, BaseException):
-            table[("builtins", name)] = obj
-    _STDLIB = table
-    return table
-
-
-# Names resolved by importing stepgraph's own modules (and LangGraph's names for them).
-_LAZY: dict[_Key, _Key] = {}
-for _name in ("Send", "Interrupt", "Overwrite", "Command"):
-    _LAZY[("stepgraph.types", _name)] = ("stepgraph.types", _name)
-    _LAZY[("langgraph.types", _name)] = ("stepgraph.types", _name)
-_LAZY[("langgraph.constants", "Send")] = ("stepgraph.types", "Send")
-for _name in ("Item", "SearchItem"):
-    _LAZY[("stepgraph.store.base", _name)] = ("stepgraph.store.base", _name)
-    _LAZY[("langgraph.store.base", _name)] = ("stepgraph.store.base", _name)
 
 _GLOBAL_CLASSES: dict[_Key, Any] = {}
 _GLOBAL_CODECS: dict[type, tuple[Encoder | None, Decoder | None]] = {}
@@ -185,17 +181,20 @@ def _clip(text: str, limit: int = 200) -> str:
     return text if len(text) <= limit else text[:limit] + "..."
 
 
-def not_allowed_error(module: str, name: str) -> SerializationError:
+def not_allowed_error(module: str, name: str, why: str = "") -> SerializationError:
     """The SG401 error for a blob naming ``module.name``."""
     short = _clip(name.rsplit(".", 1)[-1], 80)
+    pair = f"({_clip(module, 120)!r}, {_clip(name, 120)!r})"
+    what = f"{_clip(module)}.{_clip(name)}" if "." not in name else \
+        f"{_clip(name)} of module {_clip(module)}"
     return SerializationError(
-        f"Refusing to deserialize {_clip(module)}.{_clip(name)}: the class is not in this "
-        "serializer's allow-list, so it was neither imported nor called.",
+        f"Refusing to deserialize {what}: it is not a class in this "
+        f"serializer's allow-list{why}, so nothing was imported or called.",
         code=SG_NOT_ALLOWED,
         hint=(
-            f"if you trust this type, allow it with serde.register({short}), "
-            f"JsonPlusSerializer(allowed_types=[{short}]) or "
-            f"JsonPlusSerializer(allowed_modules=[{_clip(module.split('.')[0], 80)!r}])"
+            f"if you trust this type, allow exactly it: serde.register({short}), "
+            f"JsonPlusSerializer(allowed_msgpack_modules=[{short}]) or "
+            f"JsonPlusSerializer(allowed_msgpack_modules=[{pair}])"
         ),
     )
 
@@ -215,7 +214,7 @@ class TypeRegistry:
     ) -> None:
         self._classes: dict[_Key, Any] = {}
         self._codecs: dict[type, tuple[Encoder | None, Decoder | None]] = {}
-        self._modules: tuple[str, ...] = TRUSTED_MODULES
+        self._modules: tuple[str, ...] = ()
         self._names: set[_Key] = set()
         self._cache: dict[_Key, Any] = {}
         self.allow_all = allow_all
@@ -236,7 +235,7 @@ class TypeRegistry:
         return cls
 
     def allow_modules(self, *prefixes: str) -> None:
-        """Allow the classes of these modules and their submodules."""
+        """Allow classes defined in these (already imported) modules and their submodules."""
         for prefix in prefixes:
             if not isinstance(prefix, str) or not prefix:
                 raise TypeError(f"module prefix must be a non-empty str, got {prefix!r}")
@@ -244,7 +243,7 @@ class TypeRegistry:
                 self._modules += (prefix,)
 
     def allow_names(self, *pairs: tuple[str, str]) -> None:
-        """Allow single ``(module, qualname)`` names; they are imported on first use."""
+        """Allow exact ``(module, qualname)`` class names; ``module`` is imported on first use."""
         for pair in pairs:
             if len(pair) != 2 or not all(isinstance(part, str) for part in pair):
                 raise TypeError(f"expected a (module, name) pair, got {pair!r}")
@@ -275,7 +274,8 @@ class TypeRegistry:
         return new
 
     def resolve(self, module: Any, name: Any) -> Any:
-        """Return the allowed class (or function) named ``module.name``, else raise SG401."""
+        """The allowed class named exactly ``module``/``name`` (see the module docstring);
+        raises SG401 for any other name, SG403 for a name that is not two strings."""
         key = (module, name)
         try:
             hit = self._cache.get(key)
@@ -293,11 +293,18 @@ class TypeRegistry:
         if obj is None:
             obj = _GLOBAL_CLASSES.get(key)
         if obj is None:
-            obj = _stdlib_table().get(key)
-        if obj is None and key in _LAZY:
-            obj = _import_class(*_LAZY[key])
-        if obj is None and (self.allow_all or key in self._names or self._module_allowed(module)):
-            obj = _import_class(module, name)
+            obj = builtin_table().get(key)
+        if obj is None:
+            obj = fixed_import(key)
+        if obj is None and (key in self._names or self.allow_all):
+            obj = _exact_class(module, name, importing=True)
+        if obj is None and self._module_allowed(module):
+            obj = _exact_class(module, name, importing=False)
+            if obj is None and module not in sys.modules and _plausible(module, name):
+                raise not_allowed_error(
+                    module, name, f" (module {_clip(module, 80)!r} is allowed but not imported: "
+                    "a blob never causes an import)"
+                )
         if obj is None:
             raise not_allowed_error(module, name)
         self._cache[key] = obj
@@ -307,18 +314,51 @@ class TypeRegistry:
         return any(module == p or module.startswith(p + ".") for p in self._modules)
 
 
-def _import_class(module: str, name: str) -> type | None:
-    """Import ``module`` and return its class ``name`` (dotted qualname); None if not a class."""
-    if "<" in name:  # "<locals>": not reachable by import
+_MAX_NAME = 256
+
+
+def _plausible(module: str, name: str) -> bool:
+    """A dotted name of identifiers, of a sane length, outside ``NEVER_MODULES``."""
+    if len(module) > _MAX_NAME or len(name) > _MAX_NAME:
+        return False
+    if not all(part.isidentifier() for part in module.split(".")):
+        return False
+    if not all(part.isidentifier() for part in name.split(".")):
+        return False
+    return module.split(".", 1)[0] not in NEVER_MODULES
+
+
+def _exact_class(module: str, name: str, *, importing: bool) -> type | None:
+    """The class defined in ``module`` under the qualified name ``name``, else ``None``.
+
+    Only ``vars()`` are read (no attribute hooks run), only classes are stepped through
+    (``Outer.Inner``), and the result must report ``module``/``name`` as its own
+    ``__module__``/``__qualname__``: a re-exported class, a module, a function or a builtin
+    never matches. ``importing`` imports ``module`` when it is not loaded yet (only for names
+    the application allowed exactly, never for a module prefix).
+    """
+    if not _plausible(module, name):
         return None
-    try:
-        obj: Any = importlib.import_module(module)
-    except ImportError as exc:
-        raise SerializationError(
-            f"Cannot import module {_clip(module)!r} named in the blob: {exc}",
-            code=SG_CORRUPT,
-            hint="install the package that defines the saved class",
-        ) from exc
-    for part in name.split("."):
-        obj = getattr(obj, part, None)
-    return obj if isinstance(obj, type) else None
+    mod = sys.modules.get(module)
+    if mod is None:
+        if not importing:
+            return None
+        try:
+            mod = importlib.import_module(module)
+        except ImportError as exc:
+            raise SerializationError(
+                f"Cannot import module {_clip(module)!r} named in the blob: {exc}",
+                code=SG_CORRUPT,
+                hint="install the package that defines the saved class",
+            ) from exc
+    parts = name.split(".")
+    obj = vars(mod).get(parts[0]) if hasattr(mod, "__dict__") else None
+    for part in parts[1:]:
+        if not isinstance(obj, type):
+            return None
+        obj = vars(obj).get(part)
+    if not isinstance(obj, type):
+        return None
+    if obj.__module__ != module or obj.__qualname__ != name:
+        return None
+    return obj

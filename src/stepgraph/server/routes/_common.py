@@ -52,12 +52,19 @@ async def run_for(request: Request, event: str, thread_id: str | None, run_id: s
 @contextmanager
 def engine_errors(status: int = 400) -> Iterator[None]:
     """Turn the engine's rejections of a request (bad node, bad values...) into HTTP errors."""
+    from stepgraph.checkpoint.base import SaverError
+    from stepgraph.checkpoint.serde.base import SerializationError
     from stepgraph.errors import StepgraphError
 
     try:
         yield
-    except ApiError:
-        raise
+    except (ApiError, SerializationError):
+        raise  # stored data that cannot be decoded: 422 with its code (errors.py)
+    except SaverError as exc:
+        if exc.code in ("SG414", "SG416", "SG417"):
+            raise
+        message = str(exc)
+        raise ApiError(status, f"{type(exc).__name__}: {message}") from None
     except (StepgraphError, ValueError, KeyError, TypeError) as exc:
         message = str(exc.args[0]) if isinstance(exc, KeyError) and exc.args else str(exc)
         raise ApiError(status, f"{type(exc).__name__}: {message}") from None

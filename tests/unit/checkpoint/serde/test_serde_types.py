@@ -35,7 +35,8 @@ def test_stdlib_value_types_resolve_without_registration() -> None:
     assert registry.resolve("collections", "deque") is collections.deque
     assert registry.resolve("builtins", "tuple") is tuple
     assert registry.resolve("builtins", "ValueError") is ValueError
-    assert registry.resolve("re", "compile") is re.compile
+    # LangGraph writes patterns as ("re", "compile"): a fixed stepgraph builder, not re.compile
+    assert registry.resolve("re", "compile")("a+", 0) == re.compile("a+")
 
 
 def test_stepgraph_types_and_langgraph_aliases_resolve() -> None:
@@ -127,9 +128,17 @@ def test_allow_all_still_refuses_functions() -> None:
         registry.resolve("os", "system")
 
 
-def test_allowed_module_that_fails_to_import_is_sg403() -> None:
-    """An allowed but missing module gives a clear SG403."""
+def test_allowed_module_prefix_never_imports() -> None:
+    """A module prefix allows classes of loaded modules only: a blob never causes an import."""
     registry = TypeRegistry(modules=["no_such_module_xyz"])
+    with pytest.raises(SerializationError) as info:
+        registry.resolve("no_such_module_xyz", "Thing")
+    assert info.value.code == "SG401" and "not imported" in str(info.value)
+
+
+def test_exact_name_whose_module_is_missing_is_sg403() -> None:
+    """An exactly allowed name whose module cannot be imported gives a clear SG403."""
+    registry = TypeRegistry(names=[("no_such_module_xyz", "Thing")])
     with pytest.raises(SerializationError) as info:
         registry.resolve("no_such_module_xyz", "Thing")
     assert info.value.code == "SG403"
