@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from stepgraph.engine.runner import run_task_async
 from stepgraph.engine.saving import perform_async
+from stepgraph.engine.timetravel import aload_saved
 
 if TYPE_CHECKING:
     from stepgraph.engine.loop import RunLoop
@@ -25,7 +26,7 @@ async def drive_async(loop: RunLoop) -> AsyncIterator[StreamPart]:
     event = sink.async_waiter()
     saver = loop.checkpointer
     try:
-        loop.restore(await saver.aget_tuple(loop.config) if saver is not None else None)
+        loop.restore(await aload_saved(saver, loop) if saver is not None else None)
         loop.first()
         await _flush(loop)
         for part in sink.drain():

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from stepgraph.engine.pool import shared_pool
 from stepgraph.engine.runner import run_task_sync
 from stepgraph.engine.saving import SyncWriter
+from stepgraph.engine.timetravel import load_saved
 
 if TYPE_CHECKING:
     from stepgraph.engine.loop import RunLoop
@@ -30,7 +31,7 @@ def drive_sync(loop: RunLoop, *, live: bool = False) -> Iterator[StreamPart]:
     saver = loop.checkpointer
     writer = SyncWriter(loop)
     try:
-        loop.restore(saver.get_tuple(loop.config) if saver is not None else None)
+        loop.restore(load_saved(saver, loop) if saver is not None else None)
         loop.first()
         writer.submit(loop.saves.take())
         yield from sink.drain()

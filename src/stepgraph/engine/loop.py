@@ -41,6 +41,7 @@ from stepgraph.stream import events
 if TYPE_CHECKING:
     from stepgraph.config import RunnableConfig
     from stepgraph.engine.tasks import Task
+    from stepgraph.engine.timetravel import ReplayBound
     from stepgraph.pregel.main import Pregel
     from stepgraph.runtime import Runtime
     from stepgraph.stream.sink import StreamSink
@@ -123,6 +124,12 @@ class RunLoop:
         self.parent_task: Task | None = None
         self.track_output = False
         self.last_output: Any = MISSING
+        self.replay: ReplayBound | None = None
+        """Set while the root run replays a checkpoint: where subgraphs load from."""
+        self.time_travel = False
+        """This run replays (or forks) the checkpoint it was given."""
+        self.replay_fresh = False
+        """A subgraph loaded from before the parent's replay point: its input applies afresh."""
 
     # -- set-up -----------------------------------------------------------------------------
     def restore(self, saved: Any | None) -> None:

@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from stepgraph.constants import MISSING, NULL_TASK_ID
+from stepgraph.engine.timetravel import ancestors
 from stepgraph.errors import StepgraphError
 
 if TYPE_CHECKING:
@@ -130,7 +131,8 @@ class SaveOps:
         return {"configurable": configurable}
 
     def _parents(self) -> dict[str, str]:
-        return dict(self.loop.configurable.get("checkpoint_map") or {})
+        loop = self.loop
+        return ancestors(loop.configurable.get("checkpoint_map"), loop.checkpoint_ns)
 
 
 _EXCLUDED = frozenset(

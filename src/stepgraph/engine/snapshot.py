@@ -13,6 +13,7 @@ from stepgraph.constants import ERROR, INTERRUPT, NO_WRITES, NULL_TASK_ID, RESUM
 from stepgraph.engine import planner
 from stepgraph.engine.apply import WriteSource, apply_writes
 from stepgraph.engine.fresh import read_with_writes
+from stepgraph.engine.timetravel import with_checkpoint_map
 from stepgraph.stream.sink import StreamSink
 
 if TYPE_CHECKING:
@@ -34,8 +35,14 @@ def loop_for(graph: Pregel, config: Any, saver: Any, saved: Any) -> RunLoop:
 
 
 def _config_of(saved: Any) -> dict[str, Any]:
+    """The snapshot's config: a subgraph's carries the ``checkpoint_map`` that replays it."""
     configurable = dict(saved.config.get("configurable", {}))
-    return {"configurable": configurable}
+    return with_checkpoint_map({"configurable": configurable}, saved.metadata)
+
+
+def _parent_config_of(saved: Any) -> dict[str, Any] | None:
+    parent = saved.parent_config
+    return with_checkpoint_map(parent, saved.metadata) if parent else parent
 
 
 def snapshot(graph: Pregel, config: Any, saver: Any, saved: Any, *, apply_pending: bool) -> StateSnapshot:
@@ -72,7 +79,8 @@ def snapshot(graph: Pregel, config: Any, saver: Any, saved: Any, *, apply_pendin
         task.writes = [(c, v) for c, v in info["writes"] if c in graph.channels or c == RETURN]
         result = None
         if info["done"] and info["error"] is None:
-            info["interrupts"] = ()
+            if apply_pending:  # resumed and finished: what the thread waits on is not this
+                info["interrupts"] = ()
             done.append(task)
             result = _result(info["writes"], keyset)
         state = None
@@ -98,7 +106,7 @@ def snapshot(graph: Pregel, config: Any, saver: Any, saved: Any, *, apply_pendin
         config=_config_of(saved),
         metadata=saved.metadata,
         created_at=saved.checkpoint.get("ts"),
-        parent_config=saved.parent_config,
+        parent_config=_parent_config_of(saved),
         tasks=tuple(out_tasks),
         interrupts=interrupts,
     )
@@ -117,7 +125,7 @@ def _advanced(graph: Pregel, loop: RunLoop, done: list[Any], saved: Any) -> Stat
         config=_config_of(saved),
         metadata=saved.metadata,
         created_at=saved.checkpoint.get("ts"),
-        parent_config=saved.parent_config,
+        parent_config=_parent_config_of(saved),
         tasks=tuple(PregelTask(t.id, t.name, t.path) for t in following.values()),
         interrupts=(),
     )
