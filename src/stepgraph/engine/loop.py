@@ -42,9 +42,12 @@ if TYPE_CHECKING:
     from stepgraph.config import RunnableConfig
     from stepgraph.engine.tasks import Task
     from stepgraph.engine.timetravel import ReplayBound
+    from stepgraph.engine.tracing import RunTrace
     from stepgraph.pregel.main import Pregel
     from stepgraph.runtime import Runtime
     from stepgraph.stream.sink import StreamSink
+
+_PAUSED = frozenset({"interrupted", "interrupt_before", "interrupt_after"})
 
 DEFAULT_RECURSION_LIMIT = int(os.environ.get("STEPGRAPH_DEFAULT_RECURSION_LIMIT", "10007"))
 
@@ -128,6 +131,8 @@ class RunLoop:
         """Set while the root run replays a checkpoint: where subgraphs load from."""
         self.time_travel = False
         """This run replays (or forks) the checkpoint it was given."""
+        self.trace: RunTrace | None = None
+        """The run's langchain chain run, when its config asks for callbacks (``tracing``)."""
         self.replay_fresh = False
         """A subgraph loaded from before the parent's replay point: its input applies afresh."""
 
@@ -212,7 +217,7 @@ class RunLoop:
             return
         if task.error is not None and task.writes and task.writes[0][0] == ERROR:
             self.saves.task_writes(task.id, task.writes, task.sort_key)
-        elif task.interrupts:
+        elif task.paused:
             self.saves.task_writes(task.id, [(INTERRUPT, task.interrupts)], task.sort_key)
             if task.resume:
                 self.saves.task_writes(task.id, [(RESUME, list(task.resume))], task.sort_key)
@@ -230,7 +235,7 @@ class RunLoop:
     def after_tick(self) -> None:
         """Apply the step's writes, emit ``values``, checkpoint, and check interrupts."""
         tasks = list(self.tasks.values())
-        interrupted = [t for t in tasks if t.interrupts]
+        interrupted = [t for t in tasks if t.paused]
         if interrupted:
             self.status = "interrupted"
             self.interrupts = [i for t in interrupted for i in t.interrupts]
@@ -292,6 +297,11 @@ class RunLoop:
                 out[k] = ch.get()
         return out
 
+    @property
+    def paused(self) -> bool:
+        """The run stopped on ``interrupt()`` or at an ``interrupt_before/after`` breakpoint."""
+        return self.status in _PAUSED
+
     def emit(self, mode: str, payload: Any) -> None:
         self.sink.emit(self.ns, mode, payload)
 
@@ -300,10 +310,10 @@ class RunLoop:
 
     def output(self) -> Any:
         """What ``invoke`` returns: the output keys, plus ``__interrupt__`` when paused."""
-        if self.interrupts:
+        if self.status == "interrupted":
             from stepgraph.engine.fresh import read_with_writes
 
-            done = [t for t in self.tasks.values() if not t.interrupts and t.error is None]
+            done = [t for t in self.tasks.values() if not t.paused and t.error is None]
             out = read_with_writes(self, done, self.output_keys)
         elif self.track_output and self.last_output is not MISSING:
             out = self.last_output

@@ -39,7 +39,7 @@ def start_run(loop: RunLoop) -> None:
             and loop.versions
             and not loop.replay_fresh
             and not isinstance(inp, Command)
-            and (loop.time_travel or any(c == INTERRUPT for _, c, _ in loop.pending_writes))
+            and (loop.time_travel or _stopped_midway(loop))
         ):
             inp = None
         elif inp is not None:
@@ -90,6 +90,14 @@ def start_run(loop: RunLoop) -> None:
             hint="give the graph an input with at least one of its input keys",
         )
     _fresh_input(loop, writes)
+
+
+def _stopped_midway(loop: RunLoop) -> bool:
+    """A subgraph's checkpoint where it paused (``interrupt()``, a breakpoint) or crashed:
+    tasks remain, so a resuming parent continues it (a finished one takes new input)."""
+    if any(c == INTERRUPT for _, c, _ in loop.pending_writes):
+        return True
+    return bool(planner.plan_tasks(loop, for_execution=False))
 
 
 def _fresh_input(loop: RunLoop, writes: list[tuple[str, Any]]) -> None:

@@ -203,17 +203,15 @@ class PregelAPI:
 
 
 def _raise_nested_interrupt(loop: RunLoop) -> None:
-    if loop.parent_task is not None and loop.interrupts:
+    """A subgraph that paused (``interrupt()`` or a breakpoint) pauses its parent's task."""
+    if loop.parent_task is not None and loop.paused:
         from stepgraph.errors import GraphInterrupt
 
         raise GraphInterrupt(tuple(loop.interrupts))
 
 
 def _result(loop: RunLoop, version: str) -> Any:
-    if loop.parent_task is not None and loop.interrupts:
-        from stepgraph.errors import GraphInterrupt
-
-        raise GraphInterrupt(tuple(loop.interrupts))
+    _raise_nested_interrupt(loop)
     if version == "v2":
         from stepgraph.types import GraphOutput
 
