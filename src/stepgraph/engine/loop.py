@@ -319,10 +319,10 @@ class RunLoop:
             out = self.last_output
         else:
             out = self.read(self.output_keys)
-        if self.interrupts and isinstance(out, dict):
-            out = {**out, INTERRUPT: list(self.interrupts)}
-        elif self.interrupts and out is None:
-            out = {INTERRUPT: list(self.interrupts)}
+        if self.interrupts:  # a state that is not a dict gives way to the interrupts
+            out = {**out, INTERRUPT: list(self.interrupts)} if isinstance(out, dict) else {
+                INTERRUPT: list(self.interrupts)
+            }
         return out
 
     # -- per-task context -------------------------------------------------------------------

@@ -73,7 +73,7 @@ def snapshot(graph: Pregel, config: Any, saver: Any, saved: Any, *, apply_pendin
             info["done"] = True
     done = []
     out_tasks = []
-    keyset = graph.stream_keyset
+    keys = graph.stream_keys if isinstance(graph.stream_keys, str) else graph.stream_keyset
     for tid, task in tasks.items():
         info = by_id[tid]
         task.writes = [(c, v) for c, v in info["writes"] if c in graph.channels or c == RETURN]
@@ -82,7 +82,7 @@ def snapshot(graph: Pregel, config: Any, saver: Any, saved: Any, *, apply_pendin
             if apply_pending:  # resumed and finished: what the thread waits on is not this
                 info["interrupts"] = ()
             done.append(task)
-            result = _result(info["writes"], keyset)
+            result = _result(info["writes"], keys)
         state = None
         if task.node.subgraphs:
             state = {"configurable": {"thread_id": loop.configurable.get("thread_id"), "checkpoint_ns": task.ns}}
@@ -131,14 +131,23 @@ def _advanced(graph: Pregel, loop: RunLoop, done: list[Any], saved: Any) -> Stat
     )
 
 
-def _result(writes: list[tuple[str, Any]], keyset: frozenset[str]) -> Any:
+def _result(writes: list[tuple[str, Any]], keys: str | Any) -> Any:
+    """A finished task's ``result``: its return value (functional API), the value it wrote
+    to a graph's only output channel, or its writes to the output channels (several writes
+    to one channel as ``{"$writes": [...]}``)."""
+    single = isinstance(keys, str)
     out: dict[str, Any] = {}
     for chan, value in writes:
         if chan == RETURN:
             return value
-        if chan in keyset:
-            out[chan] = value
-    return out
+        if chan == keys if single else chan in keys:
+            if chan in out:
+                prev = out[chan]
+                many = prev["$writes"] if isinstance(prev, dict) and "$writes" in prev else [prev]
+                out[chan] = {"$writes": [*many, value]}
+            else:
+                out[chan] = value
+    return out.get(keys) if single else out
 
 
 def checkpoint_payload(loop: RunLoop, ckpt: dict[str, Any], metadata: dict[str, Any], parent_id: str | None) -> dict[str, Any]:
