@@ -345,3 +345,26 @@ def test_update_without_as_node_before_the_only_node_ran_acts_as_start(driver, s
     assert (st.next, st.metadata["source"]) == (("ask",), "update")
     assert "__interrupt__" in driver.invoke(app, None, fork)
     assert driver.invoke(app, Command(resume="r"), c) == {"value": ["f", "ask:r"]}
+
+
+def test_copy_of_a_past_checkpoint_keeps_the_original_updatable(driver, saver):
+    app = (
+        StateGraph(S)
+        .add_node("a", lambda s: {"value": ["a"]})
+        .add_node("b", lambda s: {"value": ["b"]})
+        .add_edge(START, "a")
+        .add_edge("a", "b")
+        .compile(checkpointer=saver)
+    )
+    c = cfg()
+    driver.invoke(app, {"value": []}, c)
+    before_b = next(s for s in history(driver, app, c) if s.next == ("b",))
+    if driver.is_async:
+        copy = asyncio.run(app.aupdate_state(before_b.config, None, as_node="__copy__"))
+    else:
+        copy = app.update_state(before_b.config, None, as_node="__copy__")
+    st = state(driver, app, copy)
+    assert (st.metadata["source"], st.values, st.next) == ("fork", {"value": ["a"]}, ("b",))
+    updated = update(driver, app, before_b.config, {"value": ["x"]})
+    assert state(driver, app, updated).values == {"value": ["a", "x"]}
+    assert driver.invoke(app, None, copy) == {"value": ["a", "b"]}
