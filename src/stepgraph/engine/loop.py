@@ -26,6 +26,7 @@ from stepgraph.constants import (
     NO_WRITES,
     NS_SEP,
     RESUME,
+    TASKS,
 )
 from stepgraph.engine import planner
 from stepgraph.engine.apply import apply_writes
@@ -50,6 +51,18 @@ if TYPE_CHECKING:
 _PAUSED = frozenset({"interrupted", "interrupt_before", "interrupt_after"})
 
 DEFAULT_RECURSION_LIMIT = int(os.environ.get("STEPGRAPH_DEFAULT_RECURSION_LIMIT", "10007"))
+
+
+def _migrated(ckpt: dict[str, Any]) -> dict[str, Any]:
+    """A checkpoint of the v3 layout (queued ``Send``s in ``pending_sends``) in the current
+    one (the ``__pregel_tasks`` channel); the saved dict is left as it is."""
+    if ckpt.get("v", 4) >= 4 or not ckpt.get("pending_sends"):
+        return ckpt
+    versions = dict(ckpt.get("channel_versions", {}))
+    versions[TASKS] = max(versions.values()) if versions else 1
+    values = {**ckpt.get("channel_values", {}), TASKS: list(ckpt["pending_sends"])}
+    out = {k: v for k, v in ckpt.items() if k != "pending_sends"}
+    return {**out, "channel_values": values, "channel_versions": versions}
 
 
 def _int_next_version(current: Any, _channel: Any = None) -> int:
@@ -144,7 +157,7 @@ class RunLoop:
             self.channels = {k: spec.from_checkpoint(MISSING) for k, spec in specs.items()}
             self.step = -1
         else:
-            ckpt = saved.checkpoint
+            ckpt = _migrated(saved.checkpoint)
             values = ckpt.get("channel_values", {})
             self.channels = {
                 k: spec.from_checkpoint(values.get(k, MISSING)) for k, spec in specs.items()
