@@ -15,8 +15,10 @@ import pytest
 from scenario_savers import SAVER_KINDS, cfg, open_saver
 from typing_extensions import TypedDict
 
+from stepgraph.checkpoint.base import BaseCheckpointSaver
+from stepgraph.constants import TASKS
 from stepgraph.graph import START, StateGraph
-from stepgraph.types import Command, interrupt
+from stepgraph.types import Command, Send, interrupt
 
 
 @pytest.fixture(params=SAVER_KINDS)
@@ -89,3 +91,56 @@ def test_exit_durability_checkpoint_follows_the_one_the_run_started_from(driver,
     assert first.parent_config is None
     assert last.parent_config["configurable"]["checkpoint_id"] == first.config["configurable"]["checkpoint_id"]
     assert last.values == ["x", "a", "ask:r"]
+
+
+class _V3Layout(BaseCheckpointSaver):
+    """A saver whose reads give checkpoints in the v3 layout: queued ``Send``s in
+    ``pending_sends`` instead of the ``__pregel_tasks`` channel."""
+
+    def __init__(self, saver):
+        self._saver = saver
+
+    def __getattribute__(self, name):
+        if name in ("_saver", "_old", "get_tuple", "aget_tuple", "__class__"):
+            return object.__getattribute__(self, name)
+        return getattr(object.__getattribute__(self, "_saver"), name)
+
+    @staticmethod
+    def _old(tup):
+        if tup is not None and tup.checkpoint["channel_values"].get(TASKS):
+            ckpt = tup.checkpoint
+            ckpt["v"] = 3
+            ckpt["pending_sends"] = ckpt["channel_values"].pop(TASKS)
+            ckpt["channel_versions"].pop(TASKS)
+            for seen in ckpt["versions_seen"].values():
+                seen.pop(TASKS, None)
+        return tup
+
+    def get_tuple(self, config):
+        return self._old(self._saver.get_tuple(config))
+
+    async def aget_tuple(self, config):
+        return self._old(await self._saver.aget_tuple(config))
+
+
+def test_queued_sends_of_a_v3_checkpoint_run(driver, saver):
+    class S(TypedDict):
+        items: Annotated[list, operator.add]
+
+    def ask(n):
+        return {"items": [f"{n}:{interrupt('q')}"]}
+
+    app = (
+        StateGraph(S)
+        .add_node("fan", lambda s: {"items": ["fan"]})
+        .add_node("ask", ask)
+        .add_edge(START, "fan")
+        .add_conditional_edges("fan", lambda s: [Send("ask", 1), Send("ask", 2)])
+        .compile(checkpointer=_V3Layout(saver), interrupt_before=["ask"])
+    )
+    c = cfg()
+    driver.invoke(app, {"items": []}, c)
+    paused = app.get_state(c)
+    assert paused.next == ("ask", "ask")
+    out = driver.invoke(app, None, c)
+    assert len(out["__interrupt__"]) == 2
