@@ -17,6 +17,7 @@ import os
 import sys
 from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
+from functools import cache
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -27,9 +28,15 @@ _SCOPE: ContextVar[Task | None] = ContextVar("stepgraph_trace_scope", default=No
 _ENV = ("LANGSMITH_TRACING", "LANGSMITH_TRACING_V2", "LANGCHAIN_TRACING_V2", "LANGCHAIN_TRACING")
 
 
+@cache
+def _tracing_env() -> bool:
+    """Tracing switched on by the environment (read once, as LangSmith does)."""
+    return any(os.environ.get(k, "").lower() == "true" for k in _ENV)
+
+
 def _tracing_on() -> bool:
     """LangSmith tracing is enabled (checked without importing anything not loaded yet)."""
-    if any(os.environ.get(k, "").lower() == "true" for k in _ENV):
+    if _tracing_env():
         return True
     if "langsmith" in sys.modules:
         from langsmith import utils
@@ -54,9 +61,11 @@ def _user_handlers(callbacks: Any) -> bool:
 
 def wanted(config: Any) -> bool:
     """Whether a run with ``config`` reports to langchain callbacks."""
+    if not (_user_handlers(config.get("callbacks")) or _tracing_on()):
+        return False
     from stepgraph.messages._merge import langchain_available
 
-    return (_user_handlers(config.get("callbacks")) or _tracing_on()) and langchain_available()
+    return langchain_available()
 
 
 class RunTrace:
