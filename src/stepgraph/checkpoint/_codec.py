@@ -185,6 +185,10 @@ class ListQuery:
         return not self.filter or all(metadata.get(k, MISSING) == v for k, v in self.filter.items())
 
 
+_KEEP = object()
+"""``_encode_list``: leave the channel's delta memory as it is."""
+
+
 def _newer(version: str, than: str) -> bool:
     """True when ``version`` sorts after ``than`` as fixed-width version strings."""
     return len(version) == len(than) and version > than
@@ -291,16 +295,23 @@ class SaverCodec:
                 rows.append((thread_id, ns, channel, version, typ, data, None, version))
                 tips.append((key, None))
             else:
-                typ, data, base, tip = self._encode_list(key, version, value)
-                rows.append((thread_id, ns, channel, version, typ, data, base, tip.anchor))
-                tips.append((key, tip))
+                typ, data, base, tip, anchor = self._encode_list(key, version, value)
+                rows.append((thread_id, ns, channel, version, typ, data, base, anchor))
+                if tip is not _KEEP:
+                    tips.append((key, tip))
         return rows, tips
 
     def _encode_list(
         self, key: tuple[str, str, str], version: str, value: list[Any]
-    ) -> tuple[str, bytes, str | None, _Tip]:
+    ) -> tuple[str, bytes, str | None, Any, str]:
+        """``(type, data, base_version, tip to remember, anchor)`` of a list blob row."""
         tip = self._tips.get(key)
-        if tip is not None and _newer(version, tip.version):
+        if tip is not None and not _newer(version, tip.version):
+            # A version stored before (a copied checkpoint puts its versions again): its row
+            # is kept as stored (inserts do not overwrite), so it must not become a base.
+            typ, data = self.serde.dumps_typed(value)
+            return typ, data, None, _KEEP, version
+        if tip is not None:
             n = len(tip.items)
             try:
                 extends = len(value) >= n and value[:n] == tip.items
@@ -312,9 +323,9 @@ class SaverCodec:
                 budget = max(self.snapshot_ratio * tip.snapshot_bytes, self.min_delta_budget)
                 if spent <= budget:
                     new = _Tip(version, tip.anchor, value.copy(), tip.snapshot_bytes, spent)
-                    return typ, data, tip.version, new
+                    return typ, data, tip.version, new, new.anchor
         typ, data = self.serde.dumps_typed(value)
-        return typ, data, None, _Tip(version, version, value.copy(), len(data), 0)
+        return typ, data, None, _Tip(version, version, value.copy(), len(data), 0), version
 
     def _remember(self, tips: list[tuple[tuple[str, str, str], _Tip | None]]) -> None:
         for key, tip in tips:

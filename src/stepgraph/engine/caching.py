@@ -60,7 +60,7 @@ def store_result(loop: RunLoop, task: Task) -> None:
     """Remember a successful task's writes under its cache key."""
     cache = loop.graph.cache
     policy = task.node.cache_policy
-    if cache is None or policy is None or task.cached or task.error is not None or task.interrupts:
+    if cache is None or policy is None or task.cached or task.error is not None or task.paused:
         return
     key = cache_key(task.node, task.name, task.input)
     cache.set({key: ([list(w) for w in task.writes], policy.ttl)})

@@ -10,8 +10,10 @@ import asyncio
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING
 
+from stepgraph.engine import tracing
 from stepgraph.engine.runner import run_task_async
 from stepgraph.engine.saving import perform_async
+from stepgraph.engine.timetravel import aload_saved
 
 if TYPE_CHECKING:
     from stepgraph.engine.loop import RunLoop
@@ -21,11 +23,24 @@ if TYPE_CHECKING:
 
 async def drive_async(loop: RunLoop) -> AsyncIterator[StreamPart]:
     """Run ``loop`` to its end, yielding ``(ns, mode, payload)`` parts."""
+    await tracing.abegin(loop)
+    try:
+        async for part in _drive(loop):
+            yield part
+    except BaseException as exc:
+        await tracing.afinish(loop, exc)
+        raise
+    await tracing.afinish(loop)
+    for part in loop.sink.drain():
+        yield part
+
+
+async def _drive(loop: RunLoop) -> AsyncIterator[StreamPart]:
     sink = loop.sink
     event = sink.async_waiter()
     saver = loop.checkpointer
     try:
-        loop.restore(await saver.aget_tuple(loop.config) if saver is not None else None)
+        loop.restore(await aload_saved(saver, loop) if saver is not None else None)
         loop.first()
         await _flush(loop)
         for part in sink.drain():
@@ -45,8 +60,6 @@ async def drive_async(loop: RunLoop) -> AsyncIterator[StreamPart]:
                 yield part
     finally:
         await _flush(loop, final=True)
-    for part in sink.drain():
-        yield part
 
 
 async def _flush(loop: RunLoop, *, final: bool = False) -> None:
@@ -111,7 +124,7 @@ async def _run_step(loop: RunLoop, tasks: list[Task], event: asyncio.Event) -> A
                     fut.cancel()
             await asyncio.gather(*pending, return_exceptions=True)
             for fut, task in pending.items():
-                if not fut.cancelled() and task.error is None and (task.writes or task.interrupts):
+                if not fut.cancelled() and task.error is None and (task.writes or task.paused):
                     loop.task_done(task)
             await _flush(loop)
     if error is not None:

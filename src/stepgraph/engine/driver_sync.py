@@ -13,9 +13,11 @@ from collections import deque
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+from stepgraph.engine import tracing
 from stepgraph.engine.pool import shared_pool
 from stepgraph.engine.runner import run_task_sync
 from stepgraph.engine.saving import SyncWriter
+from stepgraph.engine.timetravel import load_saved
 
 if TYPE_CHECKING:
     from stepgraph.engine.loop import RunLoop
@@ -29,8 +31,9 @@ def drive_sync(loop: RunLoop, *, live: bool = False) -> Iterator[StreamPart]:
     event = sink.sync_waiter()
     saver = loop.checkpointer
     writer = SyncWriter(loop)
+    tracing.begin(loop)
     try:
-        loop.restore(saver.get_tuple(loop.config) if saver is not None else None)
+        loop.restore(load_saved(saver, loop) if saver is not None else None)
         loop.first()
         writer.submit(loop.saves.take())
         yield from sink.drain()
@@ -44,13 +47,19 @@ def drive_sync(loop: RunLoop, *, live: bool = False) -> Iterator[StreamPart]:
             loop.after_tick()
             writer.submit(loop.saves.take())
             yield from sink.drain()
-    except BaseException:
+    except BaseException as exc:
         with contextlib.suppress(Exception):
             writer.submit(loop.saves.take(final=True))
             writer.wait()
+        tracing.finish(loop, exc)
         raise
-    writer.submit(loop.saves.take(final=True))
-    writer.wait()
+    try:
+        writer.submit(loop.saves.take(final=True))
+        writer.wait()
+    except BaseException as exc:
+        tracing.finish(loop, exc)
+        raise
+    tracing.finish(loop)
     yield from sink.drain()
 
 

@@ -26,6 +26,7 @@ from stepgraph.constants import (
     NO_WRITES,
     NS_SEP,
     RESUME,
+    TASKS,
 )
 from stepgraph.engine import planner
 from stepgraph.engine.apply import apply_writes
@@ -41,11 +42,27 @@ from stepgraph.stream import events
 if TYPE_CHECKING:
     from stepgraph.config import RunnableConfig
     from stepgraph.engine.tasks import Task
+    from stepgraph.engine.timetravel import ReplayBound
+    from stepgraph.engine.tracing import RunTrace
     from stepgraph.pregel.main import Pregel
     from stepgraph.runtime import Runtime
     from stepgraph.stream.sink import StreamSink
 
+_PAUSED = frozenset({"interrupted", "interrupt_before", "interrupt_after"})
+
 DEFAULT_RECURSION_LIMIT = int(os.environ.get("STEPGRAPH_DEFAULT_RECURSION_LIMIT", "10007"))
+
+
+def _migrated(ckpt: dict[str, Any]) -> dict[str, Any]:
+    """A checkpoint of the v3 layout (queued ``Send``s in ``pending_sends``) in the current
+    one (the ``__pregel_tasks`` channel); the saved dict is left as it is."""
+    if ckpt.get("v", 4) >= 4 or not ckpt.get("pending_sends"):
+        return ckpt
+    versions = dict(ckpt.get("channel_versions", {}))
+    versions[TASKS] = max(versions.values()) if versions else 1
+    values = {**ckpt.get("channel_values", {}), TASKS: list(ckpt["pending_sends"])}
+    out = {k: v for k, v in ckpt.items() if k != "pending_sends"}
+    return {**out, "channel_values": values, "channel_versions": versions}
 
 
 def _int_next_version(current: Any, _channel: Any = None) -> int:
@@ -123,6 +140,14 @@ class RunLoop:
         self.parent_task: Task | None = None
         self.track_output = False
         self.last_output: Any = MISSING
+        self.replay: ReplayBound | None = None
+        """Set while the root run replays a checkpoint: where subgraphs load from."""
+        self.time_travel = False
+        """This run replays (or forks) the checkpoint it was given."""
+        self.trace: RunTrace | None = None
+        """The run's langchain chain run, when its config asks for callbacks (``tracing``)."""
+        self.replay_fresh = False
+        """A subgraph loaded from before the parent's replay point: its input applies afresh."""
 
     # -- set-up -----------------------------------------------------------------------------
     def restore(self, saved: Any | None) -> None:
@@ -132,7 +157,7 @@ class RunLoop:
             self.channels = {k: spec.from_checkpoint(MISSING) for k, spec in specs.items()}
             self.step = -1
         else:
-            ckpt = saved.checkpoint
+            ckpt = _migrated(saved.checkpoint)
             values = ckpt.get("channel_values", {})
             self.channels = {
                 k: spec.from_checkpoint(values.get(k, MISSING)) for k, spec in specs.items()
@@ -205,7 +230,7 @@ class RunLoop:
             return
         if task.error is not None and task.writes and task.writes[0][0] == ERROR:
             self.saves.task_writes(task.id, task.writes, task.sort_key)
-        elif task.interrupts:
+        elif task.paused:
             self.saves.task_writes(task.id, [(INTERRUPT, task.interrupts)], task.sort_key)
             if task.resume:
                 self.saves.task_writes(task.id, [(RESUME, list(task.resume))], task.sort_key)
@@ -223,7 +248,7 @@ class RunLoop:
     def after_tick(self) -> None:
         """Apply the step's writes, emit ``values``, checkpoint, and check interrupts."""
         tasks = list(self.tasks.values())
-        interrupted = [t for t in tasks if t.interrupts]
+        interrupted = [t for t in tasks if t.paused]
         if interrupted:
             self.status = "interrupted"
             self.interrupts = [i for t in interrupted for i in t.interrupts]
@@ -285,6 +310,11 @@ class RunLoop:
                 out[k] = ch.get()
         return out
 
+    @property
+    def paused(self) -> bool:
+        """The run stopped on ``interrupt()`` or at an ``interrupt_before/after`` breakpoint."""
+        return self.status in _PAUSED
+
     def emit(self, mode: str, payload: Any) -> None:
         self.sink.emit(self.ns, mode, payload)
 
@@ -293,19 +323,19 @@ class RunLoop:
 
     def output(self) -> Any:
         """What ``invoke`` returns: the output keys, plus ``__interrupt__`` when paused."""
-        if self.interrupts:
+        if self.status == "interrupted":
             from stepgraph.engine.fresh import read_with_writes
 
-            done = [t for t in self.tasks.values() if not t.interrupts and t.error is None]
+            done = [t for t in self.tasks.values() if not t.paused and t.error is None]
             out = read_with_writes(self, done, self.output_keys)
         elif self.track_output and self.last_output is not MISSING:
             out = self.last_output
         else:
             out = self.read(self.output_keys)
-        if self.interrupts and isinstance(out, dict):
-            out = {**out, INTERRUPT: list(self.interrupts)}
-        elif self.interrupts and out is None:
-            out = {INTERRUPT: list(self.interrupts)}
+        if self.interrupts:  # a state that is not a dict gives way to the interrupts
+            out = {**out, INTERRUPT: list(self.interrupts)} if isinstance(out, dict) else {
+                INTERRUPT: list(self.interrupts)
+            }
         return out
 
     # -- per-task context -------------------------------------------------------------------

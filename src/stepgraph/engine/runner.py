@@ -12,6 +12,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from stepgraph.constants import ERROR
+from stepgraph.engine import tracing
 from stepgraph.engine.context import reset_current_task, set_current_task
 from stepgraph.engine.retry import retry_delay
 from stepgraph.engine.subgraph import parent_command_value
@@ -48,6 +49,8 @@ def _write_sync(task: Task, value: Any) -> None:
 
 
 def _attempt_sync(task: Task) -> None:
+    if task.run.trace is not None and not task.node.hidden and not tracing.in_scope(task):
+        return tracing.attempt_sync(task, _attempt_sync)  # runs this again, as the node's run
     if "messages" in task.run.sink.modes and not _messages.in_scope(task):
         return _messages.attempt_sync(task, _attempt_sync)  # runs this again, streaming messages
     token = set_current_task(task)
@@ -122,6 +125,7 @@ def run_task_sync(task: Task) -> None:
             return
         except GraphInterrupt as exc:
             task.interrupts = tuple(exc.interrupts)
+            task.paused = True
             task.writes.clear()
             return
         except GraphBubbleUp:
@@ -191,6 +195,8 @@ async def _body_async(task: Task) -> Any:
 
 
 async def _attempt_async(task: Task) -> None:
+    if task.run.trace is not None and not task.node.hidden and not tracing.in_scope(task):
+        return await tracing.attempt_async(task, _attempt_async)  # runs this again, traced
     if "messages" in task.run.sink.modes and not _messages.in_scope(task):
         return await _messages.attempt_async(task, _attempt_async)  # runs this again, streaming
     token = set_current_task(task)
@@ -243,6 +249,7 @@ async def run_task_async(task: Task) -> None:
             return
         except GraphInterrupt as exc:
             task.interrupts = tuple(exc.interrupts)
+            task.paused = True
             task.writes.clear()
             return
         except GraphBubbleUp:

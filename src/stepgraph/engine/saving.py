@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from stepgraph.constants import MISSING, NULL_TASK_ID
+from stepgraph.engine.timetravel import ancestors
 from stepgraph.errors import StepgraphError
 
 if TYPE_CHECKING:
@@ -23,7 +24,7 @@ Op = tuple[Any, ...]
 class SaveOps:
     """Pending saver calls of one run, in the order they must happen."""
 
-    __slots__ = ("loop", "ops", "saved_versions", "parent_id", "enabled", "needs_checkpoint")
+    __slots__ = ("loop", "ops", "saved_versions", "parent_id", "enabled", "needs_checkpoint", "loaded_id")
 
     def __init__(self, loop: RunLoop) -> None:
         self.loop = loop
@@ -32,8 +33,11 @@ class SaveOps:
         self.parent_id: str | None = None
         self.enabled = loop.checkpointer is not None
         self.needs_checkpoint = self.enabled
+        self.loaded_id: str | None = None
+        """The checkpoint the run started from (the parent of what ``durability="exit"`` stores)."""
 
     def restored(self, saved: Any) -> None:
+        self.loaded_id = saved.checkpoint.get("id")
         self.saved_versions = dict(saved.checkpoint.get("channel_versions", {}))
         self.parent_id = (saved.parent_config or {}).get("configurable", {}).get("checkpoint_id")
 
@@ -51,13 +55,16 @@ class SaveOps:
         return ops
 
     def _exit_ops(self) -> list[Op]:
-        """Only the last checkpoint (stored whole, without a parent) and the writes after it."""
+        """Only the last checkpoint (stored whole, its parent the checkpoint the run started
+        from) and the writes after it."""
         ops, self.ops = self.ops, []
         last = max((i for i, op in enumerate(ops) if op[0] == "put"), default=None)
         if last is None:
             return ops
         _, config, ckpt, metadata, _ = ops[last]
         configurable = {k: v for k, v in config["configurable"].items() if k != "checkpoint_id"}
+        if self.loaded_id:
+            configurable["checkpoint_id"] = self.loaded_id
         put = ("put", {"configurable": configurable}, ckpt, metadata, dict(ckpt["channel_versions"]))
         return [put, *ops[last + 1:]]
 
@@ -130,7 +137,8 @@ class SaveOps:
         return {"configurable": configurable}
 
     def _parents(self) -> dict[str, str]:
-        return dict(self.loop.configurable.get("checkpoint_map") or {})
+        loop = self.loop
+        return ancestors(loop.configurable.get("checkpoint_map"), loop.checkpoint_ns)
 
 
 _EXCLUDED = frozenset(

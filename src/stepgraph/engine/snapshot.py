@@ -13,6 +13,7 @@ from stepgraph.constants import ERROR, INTERRUPT, NO_WRITES, NULL_TASK_ID, RESUM
 from stepgraph.engine import planner
 from stepgraph.engine.apply import WriteSource, apply_writes
 from stepgraph.engine.fresh import read_with_writes
+from stepgraph.engine.timetravel import with_checkpoint_map
 from stepgraph.stream.sink import StreamSink
 
 if TYPE_CHECKING:
@@ -34,8 +35,14 @@ def loop_for(graph: Pregel, config: Any, saver: Any, saved: Any) -> RunLoop:
 
 
 def _config_of(saved: Any) -> dict[str, Any]:
+    """The snapshot's config: a subgraph's carries the ``checkpoint_map`` that replays it."""
     configurable = dict(saved.config.get("configurable", {}))
-    return {"configurable": configurable}
+    return with_checkpoint_map({"configurable": configurable}, saved.metadata)
+
+
+def _parent_config_of(saved: Any) -> dict[str, Any] | None:
+    parent = saved.parent_config
+    return with_checkpoint_map(parent, saved.metadata) if parent else parent
 
 
 def snapshot(graph: Pregel, config: Any, saver: Any, saved: Any, *, apply_pending: bool) -> StateSnapshot:
@@ -66,15 +73,16 @@ def snapshot(graph: Pregel, config: Any, saver: Any, saved: Any, *, apply_pendin
             info["done"] = True
     done = []
     out_tasks = []
-    keyset = graph.stream_keyset
+    keys = graph.stream_keys if isinstance(graph.stream_keys, str) else graph.stream_keyset
     for tid, task in tasks.items():
         info = by_id[tid]
         task.writes = [(c, v) for c, v in info["writes"] if c in graph.channels or c == RETURN]
         result = None
         if info["done"] and info["error"] is None:
-            info["interrupts"] = ()
+            if apply_pending:  # resumed and finished: what the thread waits on is not this
+                info["interrupts"] = ()
             done.append(task)
-            result = _result(info["writes"], keyset)
+            result = _result(info["writes"], keys)
         state = None
         if task.node.subgraphs:
             state = {"configurable": {"thread_id": loop.configurable.get("thread_id"), "checkpoint_ns": task.ns}}
@@ -98,7 +106,7 @@ def snapshot(graph: Pregel, config: Any, saver: Any, saved: Any, *, apply_pendin
         config=_config_of(saved),
         metadata=saved.metadata,
         created_at=saved.checkpoint.get("ts"),
-        parent_config=saved.parent_config,
+        parent_config=_parent_config_of(saved),
         tasks=tuple(out_tasks),
         interrupts=interrupts,
     )
@@ -117,20 +125,29 @@ def _advanced(graph: Pregel, loop: RunLoop, done: list[Any], saved: Any) -> Stat
         config=_config_of(saved),
         metadata=saved.metadata,
         created_at=saved.checkpoint.get("ts"),
-        parent_config=saved.parent_config,
+        parent_config=_parent_config_of(saved),
         tasks=tuple(PregelTask(t.id, t.name, t.path) for t in following.values()),
         interrupts=(),
     )
 
 
-def _result(writes: list[tuple[str, Any]], keyset: frozenset[str]) -> Any:
+def _result(writes: list[tuple[str, Any]], keys: str | Any) -> Any:
+    """A finished task's ``result``: its return value (functional API), the value it wrote
+    to a graph's only output channel, or its writes to the output channels (several writes
+    to one channel as ``{"$writes": [...]}``)."""
+    single = isinstance(keys, str)
     out: dict[str, Any] = {}
     for chan, value in writes:
         if chan == RETURN:
             return value
-        if chan in keyset:
-            out[chan] = value
-    return out
+        if chan == keys if single else chan in keys:
+            if chan in out:
+                prev = out[chan]
+                many = prev["$writes"] if isinstance(prev, dict) and "$writes" in prev else [prev]
+                out[chan] = {"$writes": [*many, value]}
+            else:
+                out[chan] = value
+    return out.get(keys) if single else out
 
 
 def checkpoint_payload(loop: RunLoop, ckpt: dict[str, Any], metadata: dict[str, Any], parent_id: str | None) -> dict[str, Any]:

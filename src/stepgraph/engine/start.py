@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from stepgraph.constants import INPUT, INTERRUPT, MISSING, NULL_TASK_ID, START
+from stepgraph.constants import INPUT, INTERRUPT, MISSING, NULL_TASK_ID, RESUME, START
 from stepgraph.engine import planner
 from stepgraph.engine.apply import WriteSource, apply_writes
 from stepgraph.engine.input import map_command, map_input
@@ -18,9 +18,6 @@ from stepgraph.errors import EmptyInputError, InvalidUpdateError
 if TYPE_CHECKING:
     from stepgraph.engine.loop import RunLoop
 
-if TYPE_CHECKING:
-    pass
-
 
 def start_run(loop: RunLoop) -> None:
     """Apply the run's input (fresh input, ``None`` to continue, or a ``Command``)."""
@@ -28,14 +25,25 @@ def start_run(loop: RunLoop) -> None:
 
     inp = loop.input
     parent = loop.parent_task
-    if parent is not None:
+    if parent is None:
+        loop.time_travel = inp is None and "checkpoint_id" in loop.configurable
+    else:
         # A subgraph shares its parent's resume values; when the parent re-runs this
-        # node to resume it, the child continues from its own checkpoint.
+        # node to resume it, the child continues from its own checkpoint (or replays the
+        # one the config names). Loaded from before the parent's replay point, it starts
+        # afresh with its input.
         loop.null_resume = parent.run.null_resume
         loop.resume_map = parent.run.resume_map
-        if parent.run.resuming and loop.versions and not isinstance(inp, Command):
-            if any(c == INTERRUPT for _, c, _ in loop.pending_writes):
-                inp = None
+        if (
+            parent.run.resuming
+            and loop.versions
+            and not loop.replay_fresh
+            and not isinstance(inp, Command)
+            and (loop.time_travel or _stopped_midway(loop))
+        ):
+            inp = None
+        elif inp is not None:
+            loop.time_travel = False
     if (
         isinstance(inp, Command)
         and not loop.versions
@@ -53,6 +61,8 @@ def start_run(loop: RunLoop) -> None:
             loop.saves.require_checkpointer("Command(resume=...)")
             _check_resumable(loop, resume)
             _set_resume(loop, resume)
+        if parent is None and "checkpoint_id" in loop.configurable:
+            _rerun_finished(loop)
         if writes:
             _apply_null_writes(loop, writes)
         loop.resuming = True
@@ -68,7 +78,7 @@ def start_run(loop: RunLoop) -> None:
         loop.resuming = True
         loop.seen[INTERRUPT] = dict(loop.versions)
         _apply_saved_null_writes(loop)
-        if "checkpoint_id" in loop.configurable:
+        if loop.time_travel:
             _replay(loop)
         _emit_resume_values(loop)
         return
@@ -80,6 +90,14 @@ def start_run(loop: RunLoop) -> None:
             hint="give the graph an input with at least one of its input keys",
         )
     _fresh_input(loop, writes)
+
+
+def _stopped_midway(loop: RunLoop) -> bool:
+    """A subgraph's checkpoint where it paused (``interrupt()``, a breakpoint) or crashed:
+    tasks remain, so a resuming parent continues it (a finished one takes new input)."""
+    if any(c == INTERRUPT for _, c, _ in loop.pending_writes):
+        return True
+    return bool(planner.plan_tasks(loop, for_execution=False))
 
 
 def _fresh_input(loop: RunLoop, writes: list[tuple[str, Any]]) -> None:
@@ -108,13 +126,29 @@ def _fresh_input(loop: RunLoop, writes: list[tuple[str, Any]]) -> None:
 def _replay(loop: RunLoop) -> None:
     """Run again from a past checkpoint: save a fork of it and re-execute its tasks.
 
-    Checkpoints made by ``update_state`` (or forks) are already branches: they run as is.
+    Writes saved for its tasks (results, interrupts, resume values) are not reused, so
+    every task runs again and its interrupts fire again. Checkpoints made by
+    ``update_state`` (or forks) are already branches: they run as is. A root run's
+    subgraphs then load their state as of the replayed point (``ReplayBound``).
     """
-    if loop.checkpoint_metadata.get("source") in ("update", "fork"):
-        return
+    from stepgraph.engine.timetravel import ReplayBound
+
     loop.pending_writes = []
-    loop.saves.checkpoint("fork", loop.step)
-    loop.step += 1
+    bound = loop.checkpoint_id
+    if loop.checkpoint_metadata.get("source") in ("update", "fork"):
+        bound = loop.saves.parent_id or bound
+    else:
+        loop.saves.checkpoint("fork", loop.step)
+        loop.step += 1
+    if loop.parent_task is None:
+        loop.replay = ReplayBound(bound)
+
+
+def _rerun_finished(loop: RunLoop) -> None:
+    """A ``Command`` at a past checkpoint named by id runs that step's tasks again: results
+    saved for them on that checkpoint are not reused (their interrupts and resume values are)."""
+    keep = (RESUME, INTERRUPT)
+    loop.pending_writes = [w for w in loop.pending_writes if w[0] == NULL_TASK_ID or w[1] in keep]
 
 
 def _apply_null_writes(loop: RunLoop, writes: list[tuple[str, Any]]) -> None:

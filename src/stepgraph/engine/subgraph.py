@@ -26,10 +26,11 @@ def child_config(graph: Any, parent: Task, config: dict[str, Any]) -> dict[str, 
     """The config of a graph run from inside ``parent``'s node: thread and namespace.
 
     The child runs under ``parent_ns|node:task_id`` (a second call from the same task adds
-    a ``|1`` segment); ``checkpointer=True`` children drop the task id so their history
-    carries across parent runs.
+    a ``|1`` segment); ``checkpointer=True`` children drop the task ids so their history
+    carries across parent runs. ``checkpoint_map`` gains the parent's current checkpoint.
     """
-    from stepgraph.constants import NS_END, NS_SEP
+    from stepgraph.constants import NS_SEP
+    from stepgraph.engine.timetravel import recast_ns
 
     base = parent.config
     configurable = {**(base.get("configurable") or {}), **(config.get("configurable") or {})}
@@ -37,18 +38,37 @@ def child_config(graph: Any, parent: Task, config: dict[str, Any]) -> dict[str, 
     calls = parent.subgraph_calls
     parent.subgraph_calls += 1
     if graph.checkpointer is True:
-        head, _, last = ns.rpartition(NS_SEP)
-        last = last.split(NS_END, 1)[0]
-        ns = f"{head}{NS_SEP}{last}" if head else last
-    elif calls:
+        ns = recast_ns(ns)
+    if calls:
         ns = f"{ns}{NS_SEP}{calls}"
     configurable["checkpoint_ns"] = ns
     configurable.pop("checkpoint_id", None)
+    run = parent.run
+    if run.checkpointer is not None and run.checkpoint_id:
+        configurable["checkpoint_map"] = {
+            **(configurable.get("checkpoint_map") or {}),
+            run.checkpoint_ns: run.checkpoint_id,
+        }
     merged = {**base, **config, "configurable": configurable}
     merged.setdefault("recursion_limit", base.get("recursion_limit"))
     if merged.get("recursion_limit") is None:
         merged.pop("recursion_limit")
     return merged
+
+
+_COORDINATES = ("thread_id", "checkpoint_ns", "checkpoint_id", "checkpoint_map")
+
+
+def runs_on_its_own(parent: Task, config: Any) -> bool:
+    """A graph called inside a node with a config naming its own checkpoint lineage (a
+    ``thread_id``, a namespace...) is a root run of its own, not a child of the node.
+
+    The node's own config passed along (same namespace) keeps it a child.
+    """
+    configurable = (config or {}).get("configurable") or {}
+    if not any(k in configurable for k in _COORDINATES):
+        return False
+    return configurable.get("checkpoint_ns", "") != parent.ns
 
 
 def parent_command_value(exc: ParentCommand) -> Any:

@@ -35,10 +35,12 @@ def build_task_config(loop: RunLoop, task: Task) -> RunnableConfig:
     if node.tags:
         config["tags"] = [*(base.get("tags") or ()), *node.tags]
     config["run_name"] = task.name
+    if loop.trace is not None:  # the graph's run is traced: the step's callbacks
+        config["callbacks"] = loop.trace.step_callbacks(task.step)
     if "messages" in loop.sink.modes:  # chat-model tokens reach the stream through callbacks
         from stepgraph.stream.messages import task_callbacks
 
-        if (callbacks := task_callbacks(loop, base.get("callbacks"))) is not None:
+        if (callbacks := task_callbacks(loop, config.get("callbacks"))) is not None:
             config["callbacks"] = callbacks
     if "events" in loop.sink.modes:  # astream_events: chat-model calls as stream events
         from stepgraph.stream.events_v2 import with_events_handler

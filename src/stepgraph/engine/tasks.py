@@ -46,6 +46,7 @@ class Task:
         "timeout",
         "error",
         "interrupts",
+        "paused",
         "resume",
         "interrupt_counter",
         "attempt",
@@ -87,6 +88,9 @@ class Task:
         self.writes: list[tuple[str, Any]] = []
         self.error: BaseException | None = None
         self.interrupts: tuple[Interrupt, ...] = ()
+        self.paused = False
+        """Stopped by ``GraphInterrupt``: its own ``interrupt()``, or a subgraph that paused
+        (``interrupts`` is empty when the subgraph stopped at a static breakpoint)."""
         self.resume: list[Any] = []
         self.interrupt_counter = 0
         self.attempt = 1

@@ -44,28 +44,28 @@ def _apply_pending(loop: RunLoop) -> None:
                                     graph.trigger_to_nodes, loop.volatile, loop.finishable)
 
 
-def _infer_as_node(loop: RunLoop, fresh: bool) -> str:
+def _infer_as_node(loop: RunLoop) -> str:
+    """The node an update without ``as_node`` acts as: the only node, else the last node
+    that ran (the start node before any ran)."""
     graph = loop.graph
-    if fresh and START in graph.nodes:
-        return START
-    user_nodes = [n for n in graph.nodes if n != START]
-    if len(user_nodes) == 1:
-        return user_nodes[0]
+    nodes = graph.nodes
+    if len(nodes) == 1:
+        return next(iter(nodes))
     best: list[str] = []
     best_version: Any = None
     for name, seen in loop.seen.items():
-        if name not in graph.nodes or not seen:
+        if name not in nodes or not seen:
             continue
         top = max(seen.values())
         if best_version is None or top > best_version:
             best, best_version = [name], top
         elif top == best_version:
             best.append(name)
-    if not best:
+    if not best and START in nodes:
         return START
-    if len(best) > 1:
+    if len(best) != 1:
         raise InvalidUpdateError("Ambiguous update, specify as_node", code="SG250",
-                                 hint=f"candidates: {best}")
+                                 hint=f"candidates: {best or sorted(nodes)}")
     return best[0]
 
 
@@ -85,7 +85,7 @@ def compute_update(
     for i, upd in enumerate(updates):
         values, as_node = upd[0], upd[1]
         if as_node is None:
-            as_node = _infer_as_node(loop, fresh)
+            as_node = _infer_as_node(loop)
         if as_node == END and values is None:
             if len(updates) > 1:
                 raise InvalidUpdateError("Cannot apply multiple updates when clearing state", code="SG252")
@@ -120,8 +120,11 @@ def compute_update(
     loop.saves.checkpoint(source, step)
     ops = loop.saves.take()
     put = next(op for op in ops if op[0] == "put")
+    metadata = put[3]
+    if saved is not None:  # an update stays in the parent checkpoints of what it updates
+        metadata = {**metadata, "parents": dict((saved.metadata or {}).get("parents") or {})}
     parent_config = _parent(config, saved)
-    return parent_config, put[2], put[3], put[4]
+    return parent_config, put[2], metadata, put[4]
 
 
 def _parent(config: Any, saved: Any) -> dict[str, Any]:

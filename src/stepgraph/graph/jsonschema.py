@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any, get_type_hints
+import dataclasses
+import types
+from typing import Any, Union, get_args, get_origin, get_type_hints
 
 _SIMPLE = {str: "string", int: "integer", float: "number", bool: "boolean", type(None): "null"}
 
@@ -33,7 +35,10 @@ def schema_json(schema: Any) -> dict[str, Any]:
         hints = get_type_hints(schema, include_extras=True)
     except Exception:
         hints = getattr(schema, "__annotations__", {}) or {}
-    required = sorted(getattr(schema, "__required_keys__", ()))
+    if dataclasses.is_dataclass(schema):
+        required = _dataclass_required(schema, hints)
+    else:
+        required = sorted(getattr(schema, "__required_keys__", ()))
     out: dict[str, Any] = {
         "title": getattr(schema, "__name__", "State"),
         "type": "object",
@@ -41,4 +46,24 @@ def schema_json(schema: Any) -> dict[str, Any]:
     }
     if required:
         out["required"] = required
+    return out
+
+
+def _optional(tp: Any) -> bool:
+    if getattr(tp, "__metadata__", None):
+        tp = tp.__origin__
+    return get_origin(tp) in (Union, types.UnionType) and type(None) in get_args(tp)
+
+
+def _dataclass_required(schema: Any, hints: dict[str, Any]) -> list[str]:
+    """Dataclass fields a caller must give: no default (``...`` counts as none) and not
+    ``Optional`` (an optional field without a default defaults to ``None``)."""
+    out = []
+    for f in dataclasses.fields(schema):
+        has_default = f.default is not dataclasses.MISSING and f.default is not Ellipsis
+        if has_default or f.default_factory is not dataclasses.MISSING:
+            continue
+        if f.default is dataclasses.MISSING and _optional(hints.get(f.name)):
+            continue
+        out.append(f.name)
     return out

@@ -55,11 +55,16 @@ class PregelAPI:
 
         parent = current_task()
         if parent is not None:
-            from stepgraph.engine.subgraph import child_config
+            from stepgraph.engine.subgraph import child_config, runs_on_its_own
 
-            config = child_config(self, parent, ensure_config(self.config, config))
-        else:
-            config = ensure_config(self.config, config)
+            if runs_on_its_own(parent, self.config) or runs_on_its_own(parent, config):
+                parent = None
+            else:
+                config = child_config(self, parent, ensure_config(self.config, config))
+        if parent is None:
+            from stepgraph.engine.timetravel import root_config
+
+            config = root_config(ensure_config(self.config, config))
         if values_only:
             modes, single = [], True
         else:
@@ -74,7 +79,7 @@ class PregelAPI:
             sink = StreamSink(mode_set, subgraphs=subgraphs, base=tuple(ns.split("|")) if ns else ())
         else:
             sink = StreamSink(mode_set, subgraphs=subgraphs)
-        saver = resolve_checkpointer(self, config)
+        saver = resolve_checkpointer(self, config, parent)
         loop = RunLoop(
             self,
             input,
@@ -198,17 +203,15 @@ class PregelAPI:
 
 
 def _raise_nested_interrupt(loop: RunLoop) -> None:
-    if loop.parent_task is not None and loop.interrupts:
+    """A subgraph that paused (``interrupt()`` or a breakpoint) pauses its parent's task."""
+    if loop.parent_task is not None and loop.paused:
         from stepgraph.errors import GraphInterrupt
 
         raise GraphInterrupt(tuple(loop.interrupts))
 
 
 def _result(loop: RunLoop, version: str) -> Any:
-    if loop.parent_task is not None and loop.interrupts:
-        from stepgraph.errors import GraphInterrupt
-
-        raise GraphInterrupt(tuple(loop.interrupts))
+    _raise_nested_interrupt(loop)
     if version == "v2":
         from stepgraph.types import GraphOutput
 

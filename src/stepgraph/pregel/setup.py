@@ -5,18 +5,16 @@ from __future__ import annotations
 from dataclasses import is_dataclass
 from typing import TYPE_CHECKING, Any
 
-from stepgraph.engine.context import current_task
-
 if TYPE_CHECKING:
+    from stepgraph.engine.tasks import Task
     from stepgraph.pregel.main import Pregel
 
 
-def resolve_checkpointer(graph: Pregel, config: Any) -> Any:
+def resolve_checkpointer(graph: Pregel, config: Any, parent: Task | None) -> Any:
     """The saver this run uses: the graph's own, or the parent run's for a subgraph."""
     saver = graph.checkpointer
     if saver is False:
         return None
-    parent = current_task()
     if saver is None or saver is True:
         if parent is None:
             if saver is True:

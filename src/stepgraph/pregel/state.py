@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from stepgraph.config import ensure_config
 from stepgraph.engine.snapshot import snapshot
+from stepgraph.engine.timetravel import recast_ns, with_checkpoint_map
 from stepgraph.engine.update import compute_fork, compute_update
 from stepgraph.errors import StepgraphError
 
@@ -99,6 +100,7 @@ class StateAPI:
         saver = _saver(self)
         config = _history_config(self, config)
         graph = _target(self, config)
+        config = _stable_ns(graph, config)
         for saved in saver.list(config, filter=filter, before=before, limit=limit):
             yield snapshot(graph, config, saver, saved, apply_pending=False)
 
@@ -109,6 +111,7 @@ class StateAPI:
         saver = _saver(self)
         config = _history_config(self, config)
         graph = _target(self, config)
+        config = _stable_ns(graph, config)
         async for saved in saver.alist(config, filter=filter, before=before, limit=limit):
             yield snapshot(graph, config, saver, saved, apply_pending=False)
 
@@ -117,26 +120,26 @@ class StateAPI:
         saver = _saver(self)
         config = _config(self, config)
         steps = _normalize(supersteps)
-        saved = saver.get_tuple(config)
         graph = _target(self, config)
+        config = _stable_ns(graph, config)
+        saved = saver.get_tuple(config)
         for updates in steps:
             result = _compute(graph, config, saver, saved, updates)
-            new_config = saver.put(*result)
-            saved = saver.get_tuple(new_config)
-            config = new_config
+            config = with_checkpoint_map(saver.put(*result), result[2])
+            saved = saver.get_tuple(config)
         return config
 
     async def abulk_update_state(self: Pregel, config: Any, supersteps: Sequence[Sequence[Any]]) -> Any:  # type: ignore[misc]
         saver = _saver(self)
         config = _config(self, config)
         steps = _normalize(supersteps)
-        saved = await saver.aget_tuple(config)
         graph = _target(self, config)
+        config = _stable_ns(graph, config)
+        saved = await saver.aget_tuple(config)
         for updates in steps:
             result = _compute(graph, config, saver, saved, updates)
-            new_config = await saver.aput(*result)
-            saved = await saver.aget_tuple(new_config)
-            config = new_config
+            config = with_checkpoint_map(await saver.aput(*result), result[2])
+            saved = await saver.aget_tuple(config)
         return config
 
     def update_state(self: Pregel, config: Any, values: Any, as_node: str | None = None,  # type: ignore[misc]
@@ -171,7 +174,17 @@ def _target(graph: Pregel, config: Any) -> Any:
     return child
 
 
+def _stable_ns(graph: Pregel, config: Any) -> Any:
+    """A ``checkpointer=True`` subgraph keeps one history: its namespace has no task ids."""
+    if graph.checkpointer is not True:
+        return config
+    configurable = config["configurable"]
+    return {**config, "configurable": {**configurable,
+                                       "checkpoint_ns": recast_ns(configurable.get("checkpoint_ns", ""))}}
+
+
 def _read_state(graph: Pregel, config: Any, saver: Any, subgraphs: bool) -> StateSnapshot:
+    config = _stable_ns(graph, config)
     explicit = "checkpoint_id" in config["configurable"]
     snap = snapshot(graph, config, saver, saver.get_tuple(config), apply_pending=not explicit)
     if not subgraphs:
@@ -186,6 +199,7 @@ def _read_state(graph: Pregel, config: Any, saver: Any, subgraphs: bool) -> Stat
 
 
 async def _aread_state(graph: Pregel, config: Any, saver: Any, subgraphs: bool) -> StateSnapshot:
+    config = _stable_ns(graph, config)
     explicit = "checkpoint_id" in config["configurable"]
     snap = snapshot(graph, config, saver, await saver.aget_tuple(config), apply_pending=not explicit)
     if not subgraphs:

@@ -34,6 +34,7 @@ def handler_class() -> type:
         """
 
         run_inline = True  # called in the thread / asyncio task of the model call, in order
+        stepgraph_internal = True  # not a reason to trace a run (engine/tracing.py)
 
         def __init__(self, run: Any) -> None:
             self._run = run

@@ -56,9 +56,9 @@ def task_result(loop: RunLoop, task: Task) -> None:
         if "updates" in modes:
             loop.emit("updates", {task.name: update_payload(loop, task), "__metadata__": {"cached": True}})
         return
-    if "updates" in modes and task.error is None and not task.interrupts:
+    if "updates" in modes and task.error is None and not task.paused:
         loop.emit("updates", {task.label or task.name: update_payload(loop, task)})
-    elif "updates" in modes and task.interrupts:
+    elif "updates" in modes and task.paused:
         loop.emit("updates", {INTERRUPT: tuple(task.interrupts)})
     if "tasks" not in modes and "debug" not in modes:
         return
@@ -93,7 +93,7 @@ def interrupt_values(loop: RunLoop, tasks: list[Task]) -> None:
         return
     from stepgraph.engine.fresh import read_with_writes
 
-    done = [t for t in tasks if not t.interrupts and t.error is None]
+    done = [t for t in tasks if not t.paused and t.error is None]
     values = read_with_writes(loop, done, loop.stream_keys)
     if isinstance(values, dict):
         values = {**values, INTERRUPT: tuple(i for t in tasks for i in t.interrupts)}

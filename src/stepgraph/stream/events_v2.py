@@ -165,6 +165,7 @@ def _handler_class() -> type:
         """Writes ``on_chat_model_*`` events for model calls inside the run's nodes."""
 
         run_inline = True
+        stepgraph_internal = True  # not a reason to trace a run (engine/tracing.py)
 
         def __init__(self, loop: RunLoop) -> None:
             self.loop = loop

@@ -407,6 +407,26 @@ class SaverConformance:
         history = await api.list(thread_config("t"), filter={"source": "loop"})
         assert [t.checkpoint["channel_values"] for t in history] == steps[::-1]
 
+    async def test_copy_putting_stored_versions_again_keeps_history_readable(
+        self, api: SaverAPI
+    ) -> None:
+        """A copy of a past checkpoint (``update_state(..., as_node="__copy__")``) puts its
+        channel versions again; every checkpoint, and one that grows the copy, reads back."""
+        steps = [{"messages": [1]}, {"messages": [1, 2]}, {"messages": [1, 2, 3]}]
+        saved = await api.chain("t", steps)
+        (parent_config, _), (_, middle) = saved[0], saved[1]
+        copy = copy_checkpoint(middle)
+        copy["id"] = str(uuid6(clock_seq=next(_ids)))
+        copy_config = await api.put(parent_config, copy, {"source": "fork"}, dict(copy["channel_versions"]))
+        cp, new = next_checkpoint(api.saver, copy, {"messages": [1, 2, "x"]})
+        grown = await api.put(copy_config, cp, {"source": "update"}, new)
+        for (config, _), expected in zip(saved, steps, strict=True):
+            found = await api.get_tuple(config)
+            assert found is not None and found.checkpoint["channel_values"] == expected
+        for config, expected in ((copy_config, [1, 2]), (grown, [1, 2, "x"])):
+            found = await api.get_tuple(config)
+            assert found is not None and found.checkpoint["channel_values"]["messages"] == expected
+
     # --- concurrency --------------------------------------------------------------------
     async def test_concurrent_writers(self, api: SaverAPI) -> None:
         """Several writers (threads or tasks) on one saver each keep a complete history."""
