@@ -10,17 +10,19 @@ from typing import Any
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 
+from stepgraph.server.bodylimit import BodyLimitMiddleware
 from stepgraph.server.context import ServerContext
 from stepgraph.server.cors import CORSMiddleware
 from stepgraph.server.errors import install_handlers
 from stepgraph.server.graphs import GraphRegistry
+from stepgraph.server.limits import LimitError, RequestLimits
 from stepgraph.server.routes import all_routes
 from stepgraph.server.runtime.eventlog import MemoryEventLog
 from stepgraph.server.runtime.executor import RunExecutor
 from stepgraph.server.runtime.queue import LocalRunQueue
 from stepgraph.server.runtime.service import RunService
 from stepgraph.server.runtime.threadlog import ThreadLogs
-from stepgraph.server.settings import ServerSettings, apply_env
+from stepgraph.server.settings import ConfigError, ServerSettings, apply_env
 from stepgraph.server.storage import open_backend
 
 __all__ = ["create_app"]
@@ -36,6 +38,10 @@ def create_app(settings: ServerSettings, *, registry: GraphRegistry | None = Non
     starts (ASGI lifespan), and running runs are cancelled when it stops.
     """
     apply_env(settings.env)
+    try:
+        limits = RequestLimits.resolve(settings)
+    except LimitError as exc:
+        raise ConfigError(str(exc)) from None
     if registry is None:
         registry = GraphRegistry(settings.graphs, settings.base_dir)
         registry.load()
@@ -60,6 +66,9 @@ def create_app(settings: ServerSettings, *, registry: GraphRegistry | None = Non
                 await ctx.queue.shutdown()
                 ctx.thread_logs.close_all()
 
-    middleware: list[Any] = [Middleware(CORSMiddleware)]
-    return Starlette(routes=all_routes(), lifespan=lifespan, middleware=middleware,
-                     exception_handlers=install_handlers())
+    middleware: list[Any] = [Middleware(CORSMiddleware),
+                             Middleware(BodyLimitMiddleware, max_bytes=limits.max_body_bytes)]
+    app = Starlette(routes=all_routes(), lifespan=lifespan, middleware=middleware,
+                    exception_handlers=install_handlers())
+    app.state.limits = limits
+    return app

@@ -30,6 +30,8 @@ class ServerSettings:
     after the command returns, and a run that already finished by then reaches a new
     subscription only partly through an older, narrower stream (LangGraph's server has a
     similar dispatch latency).
+    ``max_body_bytes`` / ``max_json_depth`` bound each request (``None``: the environment's
+    ``HTTP_MAX_REQUEST_BODY_BYTES`` / ``STEPGRAPH_MAX_JSON_DEPTH``, else 10 MiB / 64 levels).
     """
 
     graphs: dict[str, Any]
@@ -42,6 +44,8 @@ class ServerSettings:
     protocol_start_delay: float = 0.1
     env: dict[str, str] = field(default_factory=dict)
     config_path: Path | None = None
+    max_body_bytes: int | None = None
+    max_json_depth: int | None = None
 
     @property
     def default_db_path(self) -> Path:

@@ -7,11 +7,17 @@ from typing import TYPE_CHECKING, Any
 
 from stepgraph.server.errors import ApiError
 from stepgraph.server.resources.common import contains, page
+from stepgraph.server.schemas.fields import as_dict
 from stepgraph.server.util import is_uuid, now_iso, system_assistant_id
-from stepgraph.server.validation import opt_dict, opt_enum, opt_int, opt_str, opt_str_list, req_str
 
 if TYPE_CHECKING:
     from stepgraph.server.graphs import GraphRegistry
+    from stepgraph.server.schemas.assistants import (
+        AssistantCount,
+        AssistantCreate,
+        AssistantPatch,
+        AssistantSearch,
+    )
     from stepgraph.server.storage import DocStore
 
 __all__ = ["Assistants"]
@@ -52,25 +58,24 @@ class Assistants:
         if graph_id not in self.registry:
             raise ApiError(404, f"Graph '{graph_id}' not found. Registered graphs: {', '.join(self.registry.ids)}")
 
-    async def create(self, body: dict[str, Any]) -> dict[str, Any]:
+    async def create(self, req: AssistantCreate) -> dict[str, Any]:
         """``POST /assistants``."""
-        graph_id = req_str(body, "graph_id")
+        graph_id = req.graph_id
         self._check_graph(graph_id)
-        aid = opt_str(body, "assistant_id") or str(uuid.uuid4())
+        aid = req.assistant_id or str(uuid.uuid4())
         if not is_uuid(aid):
             raise ApiError(422, "Invalid assistant ID: must be a UUID")
-        if_exists = opt_enum(body, "if_exists", ("raise", "do_nothing"), "raise")
-        config = opt_dict(body, "config") or {}
+        config = as_dict(req.config) or {}
         now = now_iso()
         doc = {
             "assistant_id": aid, "graph_id": graph_id, "config": config,
-            "context": _mirror_context(config, opt_dict(body, "context")),
-            "metadata": opt_dict(body, "metadata") or {}, "name": opt_str(body, "name") or "Untitled",
-            "description": opt_str(body, "description"), "version": 1, "created_at": now, "updated_at": now,
+            "context": _mirror_context(config, req.context),
+            "metadata": req.metadata or {}, "name": req.name or "Untitled",
+            "description": req.description, "version": 1, "created_at": now, "updated_at": now,
         }
         if await self.docs.insert(KIND, aid, doc):
             return doc
-        if if_exists == "do_nothing":
+        if req.if_exists == "do_nothing":
             existing = await self.docs.get(KIND, aid)
             if existing is not None:
                 return existing
@@ -102,12 +107,10 @@ class Assistants:
         raise ApiError(status, f"Invalid assistant: '{ref}'. Must be either:\n- A valid assistant UUID, or\n"
                                f"- One of the registered graphs: {', '.join(self.registry.ids)}")
 
-    def _filtered(self, docs: list[dict[str, Any]], body: dict[str, Any]) -> list[dict[str, Any]]:
-        graph_id = opt_str(body, "graph_id")
+    def _filtered(self, docs: list[dict[str, Any]], req: AssistantCount) -> list[dict[str, Any]]:
+        graph_id, metadata, name = req.graph_id, req.metadata, req.name
         if graph_id is not None:
             self._check_graph(graph_id)
-        metadata = opt_dict(body, "metadata")
-        name = opt_str(body, "name")
         return [
             d for d in docs
             if (graph_id is None or d.get("graph_id") == graph_id)
@@ -115,30 +118,29 @@ class Assistants:
             and (name is None or name.lower() in str(d.get("name") or "").lower())
         ]
 
-    async def search(self, body: dict[str, Any]) -> tuple[list[dict[str, Any]], int, int, int]:
+    async def search(self, req: AssistantSearch) -> tuple[list[dict[str, Any]], int, int, int]:
         """``POST /assistants/search``: ``(page, total, offset, limit)``."""
-        limit = opt_int(body, "limit", 10, lo=1, hi=1000)
-        offset = opt_int(body, "offset", 0)
-        docs = self._filtered(await self.docs.list(KIND), body)
-        items, total = page(docs, sort_by=opt_str(body, "sort_by"), sort_order=opt_str(body, "sort_order"),
+        limit = req.limit if req.limit is not None else 10
+        offset = req.offset or 0
+        docs = self._filtered(await self.docs.list(KIND), req)
+        items, total = page(docs, sort_by=req.sort_by, sort_order=req.sort_order,
                             allowed=SORTABLE, default_sort="created_at", limit=limit, offset=offset)
-        select = opt_str_list(body, "select")
-        if select:
-            items = [{k: d.get(k) for k in select} for d in items]
+        if req.select:
+            items = [{k: d.get(k) for k in req.select} for d in items]
         return items, total, offset, limit
 
-    async def count(self, body: dict[str, Any]) -> int:
+    async def count(self, req: AssistantCount) -> int:
         """``POST /assistants/count``."""
-        return len(self._filtered(await self.docs.list(KIND), body))
+        return len(self._filtered(await self.docs.list(KIND), req))
 
-    async def patch(self, assistant_id: str, body: dict[str, Any]) -> dict[str, Any]:
+    async def patch(self, assistant_id: str, req: AssistantPatch) -> dict[str, Any]:
         """``PATCH /assistants/{id}``: change graph, config, context, metadata, name, description."""
         await self.get(assistant_id)
-        graph_id = opt_str(body, "graph_id")
+        graph_id = req.graph_id
         if graph_id is not None:
             self._check_graph(graph_id)
-        config, context, metadata = opt_dict(body, "config"), opt_dict(body, "context"), opt_dict(body, "metadata")
-        name, description = opt_str(body, "name"), opt_str(body, "description")
+        config, context, metadata = as_dict(req.config), req.context, req.metadata
+        name, description = req.name, req.description
 
         def change(doc: dict[str, Any]) -> None:
             if graph_id is not None:

@@ -8,9 +8,14 @@ from typing import TYPE_CHECKING, Any
 from stepgraph.server.errors import ApiError
 from stepgraph.server.resources.common import contains, page
 from stepgraph.server.util import now_iso
-from stepgraph.server.validation import opt_dict, opt_enum, opt_int, opt_str, opt_str_list
 
 if TYPE_CHECKING:
+    from stepgraph.server.schemas.threads import (
+        ThreadCount,
+        ThreadCreate,
+        ThreadPatch,
+        ThreadSearch,
+    )
     from stepgraph.server.storage import DocStore
 
 __all__ = ["STATUSES", "Threads"]
@@ -41,14 +46,13 @@ class Threads:
     def __init__(self, docs: DocStore) -> None:
         self.docs = docs
 
-    async def create(self, body: dict[str, Any]) -> dict[str, Any]:
+    async def create(self, req: ThreadCreate) -> dict[str, Any]:
         """``POST /threads`` (a client-chosen ``thread_id`` is allowed; 409 when taken)."""
-        thread_id = opt_str(body, "thread_id") or str(uuid.uuid4())
-        if_exists = opt_enum(body, "if_exists", ("raise", "do_nothing"), "raise")
-        doc = new_thread_doc(thread_id, opt_dict(body, "metadata"))
+        thread_id = req.thread_id or str(uuid.uuid4())
+        doc = new_thread_doc(thread_id, req.metadata)
         if await self.docs.insert(KIND, thread_id, doc):
             return public(doc)
-        if if_exists == "do_nothing":
+        if req.if_exists == "do_nothing":
             existing = await self.docs.get(KIND, thread_id)
             if existing is not None:
                 return public(existing)
@@ -76,11 +80,9 @@ class Threads:
             raise ApiError(404, f"Thread with ID {thread_id} not found")
         return doc
 
-    def _filtered(self, docs: list[dict[str, Any]], body: dict[str, Any]) -> list[dict[str, Any]]:
-        ids = opt_str_list(body, "ids")
-        metadata, values = opt_dict(body, "metadata"), opt_dict(body, "values")
-        status = opt_enum(body, "status", STATUSES, None)
-        wanted = set(ids) if isinstance(ids, list) else None
+    def _filtered(self, docs: list[dict[str, Any]], req: ThreadCount) -> list[dict[str, Any]]:
+        metadata, values, status = req.metadata, req.values, req.status
+        wanted = set(req.ids) if req.ids is not None else None
         return [
             d for d in docs
             if (wanted is None or d.get("thread_id") in wanted)
@@ -89,22 +91,21 @@ class Threads:
             and (status is None or d.get("status") == status)
         ]
 
-    async def search(self, body: dict[str, Any]) -> tuple[list[dict[str, Any]], int, int, int]:
+    async def search(self, req: ThreadSearch) -> tuple[list[dict[str, Any]], int, int, int]:
         """``POST /threads/search``: ``(page, total, offset, limit)``."""
-        limit = opt_int(body, "limit", 10, lo=1, hi=10000)
-        offset = opt_int(body, "offset", 0)
-        docs = self._filtered(await self.docs.list(KIND), body)
-        items, total = page(docs, sort_by=opt_str(body, "sort_by"), sort_order=opt_str(body, "sort_order"),
+        limit = req.limit if req.limit is not None else 10
+        offset = req.offset or 0
+        docs = self._filtered(await self.docs.list(KIND), req)
+        items, total = page(docs, sort_by=req.sort_by, sort_order=req.sort_order,
                             allowed=SORTABLE, default_sort="created_at", limit=limit, offset=offset)
         items = [public(d) for d in items]
-        select = opt_str_list(body, "select")
-        if select:
-            items = [{k: d.get(k) for k in select} for d in items]
+        if req.select:
+            items = [{k: d.get(k) for k in req.select} for d in items]
         return items, total, offset, limit
 
-    async def count(self, body: dict[str, Any]) -> int:
+    async def count(self, req: ThreadCount) -> int:
         """``POST /threads/count``."""
-        return len(self._filtered(await self.docs.list(KIND), body))
+        return len(self._filtered(await self.docs.list(KIND), req))
 
     async def update(self, thread_id: str, **fields: Any) -> dict[str, Any] | None:
         """Set fields of a thread (``None`` when it does not exist); bumps ``updated_at``."""
@@ -118,10 +119,10 @@ class Threads:
 
         return await self.docs.update(KIND, thread_id, change)
 
-    async def patch(self, thread_id: str, body: dict[str, Any]) -> dict[str, Any]:
+    async def patch(self, thread_id: str, req: ThreadPatch) -> dict[str, Any]:
         """``PATCH /threads/{id}``: merge metadata."""
         await self.get(thread_id)
-        metadata = opt_dict(body, "metadata") or {}
+        metadata = req.metadata or {}
         doc = await self.update(thread_id, merge_metadata=metadata)
         if doc is None:
             raise ApiError(404, f"Thread with ID {thread_id} not found")

@@ -8,10 +8,26 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from stepgraph.server.endpoint import operation
 from stepgraph.server.errors import ApiError, json_response
 from stepgraph.server.resources.common import pagination_headers
-from stepgraph.server.routes._common import ctx_of, engine_errors, no_content
-from stepgraph.server.validation import query_bool, read_body
+from stepgraph.server.routes._common import PAGINATION, ctx_of, engine_errors, no_content
+from stepgraph.server.schemas.assistants import (
+    Assistant,
+    AssistantCount,
+    AssistantCreate,
+    AssistantFields,
+    AssistantLatest,
+    AssistantPatch,
+    AssistantSearch,
+    AssistantVersions,
+    DeleteAssistantQuery,
+    GraphJson,
+    GraphQuery,
+    GraphSchema,
+    SubgraphSchema,
+    SubgraphsQuery,
+)
 
 __all__ = ["ROUTES"]
 
@@ -33,16 +49,6 @@ def _graph_json(drawable: Any) -> dict[str, Any]:
     edges = [{k: e[k] for k in ("source", "target", "data", "conditional") if k in e and e[k] is not None}
              for e in raw.get("edges", [])]
     return {"nodes": nodes, "edges": edges}
-
-
-def _xray(request: Request) -> bool | int:
-    raw = (request.query_params.get("xray") or "false").lower()
-    if raw in ("true", "false"):
-        return raw == "true"
-    try:
-        return max(int(raw), 0)
-    except ValueError:
-        raise ApiError(422, "Invalid 'xray': expected true, false or an integer.") from None
 
 
 def _state_schema(graph: Any, name: str) -> dict[str, Any] | None:
@@ -77,54 +83,62 @@ async def _graph_of(request: Request, assistant: dict[str, Any]) -> Any:
         return await ctx.registry.build(assistant["graph_id"], assistant.get("config") or {})
 
 
-async def create(request: Request) -> Response:
+@operation(body=AssistantCreate, ok=Assistant, errors=(404, 409))
+async def create(request: Request, body: AssistantCreate) -> Response:
     """Create an assistant for a registered graph (``if_exists``: raise or do_nothing)."""
-    return json_response(await ctx_of(request).assistants.create(await read_body(request)))
+    return json_response(await ctx_of(request).assistants.create(body))
 
 
-async def search(request: Request) -> Response:
+@operation(body=AssistantSearch, ok=list[AssistantFields], errors=(404,), response_headers=PAGINATION)
+async def search(request: Request, body: AssistantSearch) -> Response:
     """Assistants matching ``graph_id``/``metadata``/``name``, newest first."""
-    items, total, offset, limit = await ctx_of(request).assistants.search(await read_body(request))
+    items, total, offset, limit = await ctx_of(request).assistants.search(body)
     return json_response(items, headers=pagination_headers(offset, limit, len(items), total))
 
 
-async def count(request: Request) -> Response:
+@operation(body=AssistantCount, ok=int, errors=(404,))
+async def count(request: Request, body: AssistantCount) -> Response:
     """How many assistants match."""
-    return json_response(await ctx_of(request).assistants.count(await read_body(request)))
+    return json_response(await ctx_of(request).assistants.count(body))
 
 
+@operation(ok=Assistant, errors=(404,))
 async def get(request: Request) -> Response:
     """An assistant by UUID."""
     return json_response(await ctx_of(request).assistants.get(request.path_params["assistant_id"]))
 
 
-async def patch(request: Request) -> Response:
+@operation(body=AssistantPatch, ok=Assistant, errors=(404,))
+async def patch(request: Request, body: AssistantPatch) -> Response:
     """Change an assistant (a new version)."""
     ctx = ctx_of(request)
-    return json_response(await ctx.assistants.patch(request.path_params["assistant_id"], await read_body(request)))
+    return json_response(await ctx.assistants.patch(request.path_params["assistant_id"], body))
 
 
-async def delete(request: Request) -> Response:
+@operation(query=DeleteAssistantQuery, status=204, errors=(404,))
+async def delete(request: Request, query: DeleteAssistantQuery) -> Response:
     """Delete an assistant (``?delete_threads=true`` also deletes the threads it ran on)."""
     ctx = ctx_of(request)
     aid = request.path_params["assistant_id"]
     await ctx.assistants.delete(aid)
-    if query_bool(request, "delete_threads"):
+    if query.delete_threads:
         for thread in await ctx.threads.all():
             if (thread.get("metadata") or {}).get("assistant_id") == aid:
                 await ctx.service.delete_thread_data(thread["thread_id"])
     return no_content()
 
 
-async def graph(request: Request) -> Response:
+@operation(query=GraphQuery, ok=GraphJson, errors=(404,))
+async def graph(request: Request, query: GraphQuery) -> Response:
     """The drawable graph (``?xray=`` expands subgraphs); a graph id is accepted too."""
     ctx = ctx_of(request)
     assistant = await ctx.assistants.resolve(request.path_params["assistant_id"], status=404)
     compiled = await _graph_of(request, assistant)
     with engine_errors(422):
-        return json_response(_graph_json(compiled.get_graph(xray=_xray(request))))
+        return json_response(_graph_json(compiled.get_graph(xray=query.xray)))
 
 
+@operation(ok=GraphSchema, errors=(404,))
 async def schemas(request: Request) -> Response:
     """Input, output, state, config and context JSON schemas of the assistant's graph."""
     ctx = ctx_of(request)
@@ -133,31 +147,33 @@ async def schemas(request: Request) -> Response:
     return json_response({"graph_id": assistant["graph_id"], **_schemas(compiled, assistant["graph_id"])})
 
 
-async def subgraphs(request: Request) -> Response:
+@operation(query=SubgraphsQuery, ok=dict[str, SubgraphSchema], errors=(404,))
+async def subgraphs(request: Request, query: SubgraphsQuery) -> Response:
     """Schemas of the subgraphs (``/subgraphs/{namespace}`` for one; ``?recurse=true``)."""
     ctx = ctx_of(request)
     assistant = await ctx.assistants.get(request.path_params["assistant_id"])
     compiled = await _graph_of(request, assistant)
     namespace = request.path_params.get("namespace")
     with engine_errors(404):
-        found = list(compiled.get_subgraphs(namespace=namespace, recurse=query_bool(request, "recurse")))
+        found = list(compiled.get_subgraphs(namespace=namespace, recurse=query.recurse))
     return json_response({name: _schemas(sub, getattr(sub, "name", name) or name) for name, sub in found})
 
 
-async def versions(request: Request) -> Response:
+@operation(body=AssistantVersions, ok=list[Assistant], errors=(404,))
+async def versions(request: Request, body: AssistantVersions) -> Response:
     """The assistant's versions (only the current one is kept)."""
     ctx = ctx_of(request)
     assistant = await ctx.assistants.get(request.path_params["assistant_id"])
     return json_response([assistant])
 
 
-async def set_latest(request: Request) -> Response:
+@operation(body=AssistantLatest, ok=Assistant, errors=(404,))
+async def set_latest(request: Request, body: AssistantLatest) -> Response:
     """Select the current version (only the current one is kept)."""
     ctx = ctx_of(request)
     assistant = await ctx.assistants.get(request.path_params["assistant_id"])
-    body = await read_body(request)
-    if body.get("version") not in (None, assistant.get("version")):
-        raise ApiError(404, f"Version {body.get('version')} of assistant {assistant['assistant_id']} not found.")
+    if body.version not in (None, assistant.get("version")):
+        raise ApiError(404, f"Version {body.version} of assistant {assistant['assistant_id']} not found.")
     return json_response(assistant)
 
 
