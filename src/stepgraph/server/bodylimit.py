@@ -1,8 +1,11 @@
 """A limit on request body size, answered with 413 before the body is buffered.
 
-A declared ``Content-Length`` over the limit is refused at once, without reading the body;
+A declared ``Content-Length`` over the limit is refused before the app sees the request;
 a body sent without one (chunked) is counted as it arrives and refused as soon as it passes
-the limit. Pure ASGI, so streaming responses pass through untouched.
+the limit. Nothing is buffered: before answering, the rest of the body is read and dropped
+(up to ``DRAIN_BYTES``), because a server that closes a socket with unread data resets the
+connection and the client never sees the 413. Pure ASGI, so streaming responses pass
+through untouched.
 """
 
 from __future__ import annotations
@@ -16,7 +19,10 @@ from starlette.exceptions import HTTPException
 from stepgraph.server.codes import BODY_TOO_LARGE, coded
 from stepgraph.server.limits import BODY_BYTES_ENV
 
-__all__ = ["BodyLimitMiddleware", "BodyTooLarge"]
+__all__ = ["DRAIN_BYTES", "BodyLimitMiddleware", "BodyTooLarge"]
+
+DRAIN_BYTES = 256 * 1024 * 1024
+"""How much of a refused body is read (and dropped) so that the client gets the answer."""
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -58,6 +64,8 @@ class BodyLimitMiddleware:
             if message["type"] == "http.request":
                 seen += len(message.get("body", b""))
                 if seen > limit:
+                    if message.get("more_body", False):
+                        await _drain(receive, DRAIN_BYTES)
                     raise BodyTooLarge(limit)
             return message
 
@@ -66,6 +74,19 @@ class BodyLimitMiddleware:
     async def _refuse(self, scope: Scope, receive: Receive, send: Send, size: int) -> None:
         from stepgraph.server.errors import json_response
 
+        if size <= DRAIN_BYTES:
+            await _drain(receive, size)
         exc = BodyTooLarge(self.max_bytes, size)
         response = json_response({"detail": exc.detail}, 413, {"connection": "close"})
         await response(scope, receive, send)
+
+
+async def _drain(receive: Receive, budget: int) -> None:
+    """Read and drop the rest of a request body (at most ``budget`` bytes)."""
+    while budget > 0:
+        message = await receive()
+        if message["type"] != "http.request":
+            return
+        budget -= len(message.get("body", b""))
+        if not message.get("more_body", False):
+            return

@@ -34,7 +34,10 @@ class Operation:
     body the handler reads itself (documented only: protocol endpoints with their own error
     shapes). ``query``: the query model (passed as ``query=``). ``ok``/``status``/``media``:
     the success response (``ok=None``: no content). ``errors``: other statuses it may answer
-    (422 always, 413 with a body). ``headers``: request headers it reads.
+    (400, 422 always, 413 with a body); ``error_models``: ``(status, type)`` pairs for error
+    bodies that are not ``{"detail": ...}``. ``headers``: request headers it reads.
+    ``path_doc``: ``(name, type)`` pairs documenting a path parameter more narrowly than its
+    validation (the handler checks it, with LangGraph's own message).
     """
 
     body: Any = None
@@ -46,6 +49,8 @@ class Operation:
     errors: tuple[int, ...] = ()
     headers: tuple[tuple[str, str], ...] = ()
     response_headers: tuple[tuple[str, str], ...] = ()
+    error_models: tuple[tuple[int, Any], ...] = ()
+    path_doc: tuple[tuple[str, Any], ...] = ()
 
 
 def operation(**declared: Any) -> Callable[[Handler], Handler]:

@@ -31,7 +31,9 @@ __all__ = ["decode_json", "json_depth"]
 
 _STRING = re.compile(rb'"(?:[^"\\]++|\\.)*+"', re.S)
 _NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
-_LONG_INT = re.compile(rb"(?<![\w.+-])-?\d{19,}(?![\w.])")
+_SQUARE = bytes.maketrans(b"{}", b"[]")
+_LONG_INT = re.compile(rb"(?<![\w.+-])(?:-\d{19,}|\d{20,})(?![\w.])")
+_DIGITS_TO_0 = bytes.maketrans(b"123456789", b"000000000")
 _SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]", re.I)
 _INT_MIN, _UINT_MAX = -(2**63), 2**64 - 1
 _JSON_HINT = "Send one JSON document encoded as UTF-8 (NaN and Infinity are not JSON)."
@@ -42,24 +44,28 @@ def _bad_json(reason: str) -> ApiError:
 
 
 def json_depth(skeleton: bytes, stop_at: int) -> int:
-    """The bracket nesting of ``skeleton`` (JSON with strings blanked), up to ``stop_at + 1``."""
-    brackets = skeleton.translate(None, _NOT_BRACKETS)
-    if len(brackets) <= stop_at:
-        return min(len(brackets), stop_at)
-    depth = deepest = 0
-    for byte in brackets:
-        if byte in (0x5B, 0x7B):
-            depth += 1
-            if depth > deepest:
-                deepest = depth
-                if deepest > stop_at:
-                    return deepest
-        else:
-            depth -= 1
-    return deepest
+    """The bracket nesting of ``skeleton`` (JSON with strings blanked), up to ``stop_at + 1``.
+
+    Each round deletes every innermost ``[]``/``{}`` pair (one C-speed pass), so a body
+    nested ``d`` deep empties in ``d`` rounds; the rounds stop after ``stop_at + 1``.
+    Unbalanced brackets (not JSON: the parser refuses them) count as deep as the rounds got.
+    """
+    brackets = skeleton.translate(_SQUARE, _NOT_BRACKETS)
+    depth = 0
+    while brackets:
+        shorter = brackets.replace(b"[]", b"")
+        if len(shorter) == len(brackets):
+            return depth
+        brackets = shorter
+        depth += 1
+        if depth > stop_at and brackets:
+            return stop_at + 1
+    return depth
 
 
 def _check_numbers(skeleton: bytes) -> None:
+    if skeleton.translate(_DIGITS_TO_0).find(b"0" * 19) < 0:  # the common case: none that long
+        return
     for match in _LONG_INT.finditer(skeleton):
         value = int(match.group())
         if not _INT_MIN <= value <= _UINT_MAX:

@@ -15,6 +15,7 @@ from starlette.routing import BaseRoute, Route
 
 from stepgraph.server.endpoint import Operation, spec_of
 from stepgraph.server.schemas.common import ErrorBody
+from stepgraph.server.schemas.meta import SseEvent
 from stepgraph.server.validation import PATH_PARAMS
 
 __all__ = ["build_openapi"]
@@ -22,7 +23,9 @@ __all__ = ["build_openapi"]
 _TAGS = {"assistants": "Assistants", "threads": "Threads", "runs": "Runs", "store": "Store"}
 _REF = "#/components/schemas/{model}"
 _STATUS_TEXT = {
-    200: "Success", 202: "Accepted", 204: "No content", 400: "Bad request", 404: "Not found",
+    200: "Success", 202: "Accepted", 204: "No content",
+    400: "Bad request: values the engine refused, or a malformed HTTP request (e.g. a request "
+         "line over the HTTP server's size limit)", 404: "Not found",
     409: "Conflict", 413: "Request body too large", 422: "Invalid request",
 }
 _HEADER_DOCS = {
@@ -92,19 +95,24 @@ def _query_params(schema: dict[str, Any], model: Any) -> list[dict[str, Any]]:
 def _responses(spec: Operation, rendered: dict[Any, Any], keys: dict[str, Any]) -> dict[str, Any]:
     error = {"application/json": {"schema": {"$ref": _REF.format(model="ErrorBody")}}}
     ok: dict[str, Any] = {"description": _STATUS_TEXT.get(spec.status, "Success")}
-    if spec.media == "text/event-stream":
-        ok["content"] = {"text/event-stream": {"schema": {"type": "string"}}}
-    elif spec.ok is not None:
+    if "ok" in keys:
         ok["content"] = {spec.media: {"schema": rendered[keys["ok"]]}}
     if spec.response_headers:
         ok["headers"] = {name: {"description": text, "schema": {"type": "string"}}
                          for name, text in spec.response_headers}
     out = {str(spec.status): ok}
-    statuses = set(spec.errors) | {422}
+    statuses = set(spec.errors) | {400, 422}
     if spec.body is not None or spec.body_doc is not None:
         statuses.add(413)
-    for status in sorted(statuses):
-        out[str(status)] = {"description": _STATUS_TEXT.get(status, "Error"), "content": error}
+    special = dict(spec.error_models)
+    for status in sorted(statuses | set(special)):
+        content = error
+        if status in special:
+            content = {"application/json": {"schema": {"anyOf": [
+                rendered[keys[f"error:{status}"]], {"$ref": _REF.format(model="ErrorBody")}]}}}
+        if status == 400:  # the HTTP server answers a malformed request in plain text
+            content = {**content, "text/plain": {"schema": {"type": "string"}}}
+        out[str(status)] = {"description": _STATUS_TEXT.get(status, "Error"), "content": content}
     return out
 
 
@@ -151,15 +159,19 @@ def build_openapi(routes: list[BaseRoute], version: str, *, title: str | None = 
         if not isinstance(route, Route) or route.methods is None or spec is None:
             continue
         keys: dict[str, Any] = {}
+        narrower = dict(spec.path_doc)
         for name in re.findall(r"{(\w+)(?::\w+)?}", route.path):
-            keys[f"path:{name}"] = schemas.want(PATH_PARAMS.get(name, str), "validation")
+            keys[f"path:{name}"] = schemas.want(narrower.get(name, PATH_PARAMS.get(name, str)), "validation")
+        for status, model in spec.error_models:
+            keys[f"error:{status}"] = schemas.want(model, "serialization")
         if spec.query is not None:
             keys["query"] = schemas.want(spec.query, "validation")
         body = spec.body if spec.body is not None else spec.body_doc
         if body is not None:
             keys["body"] = schemas.want(body, "validation")
-        if spec.ok is not None:
-            keys["ok"] = schemas.want(spec.ok, "serialization")
+        ok = SseEvent if spec.media == "text/event-stream" and spec.ok is None else spec.ok
+        if ok is not None:
+            keys["ok"] = schemas.want(ok, "serialization")
         for method in sorted(route.methods - {"HEAD"}):
             planned.append((route, method, spec, keys))
     rendered, defs = schemas.render()

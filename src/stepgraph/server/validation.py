@@ -139,7 +139,7 @@ async def read_body(request: Request, tp: Any) -> Any:
         if not raw.strip():
             body = [] if is_list else {}
     if not isinstance(body, list if is_list else dict):
-        kind = "an array" if is_list else "an object"
+        kind = "array" if is_list else "object"
         raise ApiError(422, coded(INVALID_JSON, f"Request body must be a JSON {kind}, got {_json_type(body)}.",
                                   "Send the fields as one JSON object: {\"name\": value, ...}." if not is_list
                                   else "Send a JSON array of objects."))

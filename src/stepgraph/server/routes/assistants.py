@@ -28,8 +28,12 @@ from stepgraph.server.schemas.assistants import (
     SubgraphSchema,
     SubgraphsQuery,
 )
+from stepgraph.server.schemas.fields import Uuid
 
 __all__ = ["ROUTES"]
+
+_UUID_ONLY = (("assistant_id", Uuid),)
+"""These routes take an assistant UUID only (422 ``Invalid assistant ID: must be a UUID``)."""
 
 
 def _graph_json(drawable: Any) -> dict[str, Any]:
@@ -102,20 +106,20 @@ async def count(request: Request, body: AssistantCount) -> Response:
     return json_response(await ctx_of(request).assistants.count(body))
 
 
-@operation(ok=Assistant, errors=(404,))
+@operation(ok=Assistant, errors=(404,), path_doc=_UUID_ONLY)
 async def get(request: Request) -> Response:
     """An assistant by UUID."""
     return json_response(await ctx_of(request).assistants.get(request.path_params["assistant_id"]))
 
 
-@operation(body=AssistantPatch, ok=Assistant, errors=(404,))
+@operation(body=AssistantPatch, ok=Assistant, errors=(404,), path_doc=_UUID_ONLY)
 async def patch(request: Request, body: AssistantPatch) -> Response:
     """Change an assistant (a new version)."""
     ctx = ctx_of(request)
     return json_response(await ctx.assistants.patch(request.path_params["assistant_id"], body))
 
 
-@operation(query=DeleteAssistantQuery, status=204, errors=(404,))
+@operation(query=DeleteAssistantQuery, status=204, errors=(404,), path_doc=_UUID_ONLY)
 async def delete(request: Request, query: DeleteAssistantQuery) -> Response:
     """Delete an assistant (``?delete_threads=true`` also deletes the threads it ran on)."""
     ctx = ctx_of(request)
@@ -138,7 +142,7 @@ async def graph(request: Request, query: GraphQuery) -> Response:
         return json_response(_graph_json(compiled.get_graph(xray=query.xray)))
 
 
-@operation(ok=GraphSchema, errors=(404,))
+@operation(ok=GraphSchema, errors=(404,), path_doc=_UUID_ONLY)
 async def schemas(request: Request) -> Response:
     """Input, output, state, config and context JSON schemas of the assistant's graph."""
     ctx = ctx_of(request)
@@ -147,7 +151,7 @@ async def schemas(request: Request) -> Response:
     return json_response({"graph_id": assistant["graph_id"], **_schemas(compiled, assistant["graph_id"])})
 
 
-@operation(query=SubgraphsQuery, ok=dict[str, SubgraphSchema], errors=(404,))
+@operation(query=SubgraphsQuery, ok=dict[str, SubgraphSchema], errors=(404,), path_doc=_UUID_ONLY)
 async def subgraphs(request: Request, query: SubgraphsQuery) -> Response:
     """Schemas of the subgraphs (``/subgraphs/{namespace}`` for one; ``?recurse=true``)."""
     ctx = ctx_of(request)
@@ -159,7 +163,7 @@ async def subgraphs(request: Request, query: SubgraphsQuery) -> Response:
     return json_response({name: _schemas(sub, getattr(sub, "name", name) or name) for name, sub in found})
 
 
-@operation(body=AssistantVersions, ok=list[Assistant], errors=(404,))
+@operation(body=AssistantVersions, ok=list[Assistant], errors=(404,), path_doc=_UUID_ONLY)
 async def versions(request: Request, body: AssistantVersions) -> Response:
     """The assistant's versions (only the current one is kept)."""
     ctx = ctx_of(request)
@@ -167,7 +171,7 @@ async def versions(request: Request, body: AssistantVersions) -> Response:
     return json_response([assistant])
 
 
-@operation(body=AssistantLatest, ok=Assistant, errors=(404,))
+@operation(body=AssistantLatest, ok=Assistant, errors=(404,), path_doc=_UUID_ONLY)
 async def set_latest(request: Request, body: AssistantLatest) -> Response:
     """Select the current version (only the current one is kept)."""
     ctx = ctx_of(request)

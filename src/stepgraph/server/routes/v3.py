@@ -39,7 +39,7 @@ async def _json_body(request: Request) -> object:
         raise ValueError("Invalid JSON body" if exc.detail.startswith(f"[{INVALID_JSON}]") else exc.detail) from None
 
 
-@operation(body_doc=ProtocolCommand, ok=ProtocolEnvelope, errors=(400,))
+@operation(body_doc=ProtocolCommand, ok=ProtocolEnvelope, error_models=((400, ProtocolEnvelope),))
 async def commands(request: Request) -> Response:
     """Run one protocol command; answers its envelope (HTTP 400 when it is not a command)."""
     try:
@@ -55,7 +55,7 @@ async def commands(request: Request) -> Response:
     return json_response(envelope)
 
 
-@operation(body_doc=EventStreamRequest, media="text/event-stream", errors=(400,))
+@operation(body_doc=EventStreamRequest, media="text/event-stream")
 async def stream_events(request: Request) -> Response:
     """Follow the thread's event log (SSE), filtered by ``channels``/``namespaces``/``depth``,
     replaying the events after ``since`` first."""

@@ -92,9 +92,12 @@ def expected(what: str) -> WrapValidator:
         except ValidationError as exc:
             if value is None:
                 raise
-            for err in exc.errors():
+            errors = exc.errors()
+            if all(err["loc"] and isinstance(err["loc"][0], int) for err in errors):
+                raise  # the container is right, some items are not: keep their precise errors
+            for err in errors:
                 index = next((p for p in err["loc"] if isinstance(p, int)), None)
-                if index is not None:  # the container is right, one item is not: say which
+                if index is not None:  # a union member matched the container: say which item
                     raise PydanticCustomError("custom_item", "item {index}: {msg}",
                                               {"index": index, "msg": err["msg"]}) from None
             raise PydanticCustomError("custom_expected", "expected {what}", {"what": what}) from None

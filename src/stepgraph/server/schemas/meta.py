@@ -8,7 +8,7 @@ from pydantic import Field
 
 from stepgraph.server.schemas.fields import JsonObject, RequestModel, ResponseModel, SafeStr
 
-__all__ = ["EventStreamRequest", "Info", "Ok", "ProtocolCommand", "ProtocolEnvelope"]
+__all__ = ["EventStreamRequest", "Info", "Ok", "ProtocolCommand", "ProtocolEnvelope", "SseEvent"]
 
 
 class Ok(ResponseModel):
@@ -56,3 +56,12 @@ class ProtocolEnvelope(ResponseModel):
     meta: JsonObject | None = None
     error: str | None = None
     message: str | None = None
+
+
+class SseEvent(ResponseModel):
+    """One server-sent event: ``event`` names it, ``data`` is one line of JSON, ``id`` is
+    present for resumable runs (``<ms>-<seq>``) and v3 streams."""
+
+    event: str | None = None
+    data: str | None = None
+    id: str | None = None
