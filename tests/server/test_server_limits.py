@@ -13,10 +13,30 @@ from typing import Any
 
 import httpx
 import pytest
-from server_harness import start_server
+from server_harness import example_graphs, start_server
+from typing_extensions import TypedDict
+
+from stepgraph.graph import END, START, StateGraph
 
 PG_BASE = "postgresql://postgres@127.0.0.1:5432/test"
 MISSING = "00000000-0000-0000-0000-000000000000"
+
+
+class _Nested(TypedDict, total=False):
+    n: int
+    out: Any
+
+
+def _nest(state: _Nested) -> dict[str, Any]:
+    value: Any = 1
+    for _ in range(state.get("n", 1)):
+        value = {"a": value}
+    return {"out": value}
+
+
+DEEP_OUTPUT = StateGraph(_Nested).add_node("nest", _nest).add_edge(START, "nest").add_edge("nest", END)
+"""A graph whose output nests ``n`` levels deep (values, not requests, can be that deep)."""
+GRAPHS = {**example_graphs(), "deep_output": DEEP_OUTPUT}
 
 
 def _pg_unreachable() -> str | None:
@@ -42,9 +62,9 @@ def backend_http(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPa
         schema = f"sg_limits_{uuid.uuid4().hex[:10]}"
         with psycopg.connect(PG_BASE, autocommit=True) as conn:
             conn.execute(f"CREATE SCHEMA {schema}")
-        srv = start_server(database_url=f"{PG_BASE}?options=-csearch_path%3D{schema}")
+        srv = start_server(database_url=f"{PG_BASE}?options=-csearch_path%3D{schema}", graphs=GRAPHS)
     else:
-        srv = start_server(tmp_path_factory.mktemp("limits") / "db.sqlite")
+        srv = start_server(tmp_path_factory.mktemp("limits") / "db.sqlite", graphs=GRAPHS)
     try:
         with httpx.Client(base_url=srv.url, timeout=60) as client:
             yield client
@@ -108,6 +128,23 @@ def test_deep_json_in_protocol_commands_is_a_400(backend_http) -> None:
     resp = backend_http.post(f"/threads/{uuid.uuid4()}/commands", content='{"id": 1, "method": "run.start", '
                              '"params": {"input": ' + _deep(500) + "}}")
     assert resp.status_code == 400 and resp.json()["detail"].startswith("[SG541]")
+
+
+@pytest.mark.parametrize("levels", [100, 251, 253, 300])
+def test_deep_graph_values_are_served_or_refused_with_a_code(backend_http, levels: int) -> None:
+    """Checkpoints hold values up to 255 levels; every response that wraps one still encodes."""
+    tid = backend_http.post("/threads", json={}).json()["thread_id"]
+    out = backend_http.post(f"/threads/{tid}/runs/wait", json={"assistant_id": "deep_output", "input": {"n": levels}})
+    assert out.status_code == 200, out.text
+    if levels > 253:
+        assert out.json()["__error__"]["message"].startswith("[SG402]")
+    for resp in (backend_http.get(f"/threads/{tid}"), backend_http.get(f"/threads/{tid}/state"),
+                 backend_http.post(f"/threads/{tid}/history", json={}),
+                 backend_http.post("/threads/search", json={"ids": [tid]}),
+                 backend_http.post(f"/threads/{tid}/runs/stream", json={"assistant_id": "deep_output",
+                                   "input": {"n": levels}, "stream_mode": ["values", "debug", "updates"]})):
+        assert resp.status_code == 200, resp.text[:300]
+    _alive(backend_http)
 
 
 # -- numbers ------------------------------------------------------------------------------
@@ -346,3 +383,38 @@ def test_a_huge_declared_length_is_answered_at_once(small_server) -> None:
             data += chunk
     assert data.startswith(b"HTTP/1.1 413"), data[:200]
     assert b"[SG544]" in data
+
+
+# -- found by hand probes -------------------------------------------------------------------
+def test_history_before_must_be_a_checkpoint(backend_http) -> None:
+    tid = backend_http.post("/threads", json={}).json()["thread_id"]
+    backend_http.post(f"/threads/{tid}/runs/wait", json={"assistant_id": "simple", "input": {"value": "x"}})
+    history = backend_http.post(f"/threads/{tid}/history", json={}).json()
+    second = history[1]["checkpoint"]
+    for before in (second["checkpoint_id"], {"checkpoint_id": second["checkpoint_id"]},
+                   {"configurable": {"checkpoint_id": second["checkpoint_id"]}}):
+        older = backend_http.post(f"/threads/{tid}/history", json={"before": before}).json()
+        assert [s["checkpoint_id"] for s in older] == [s["checkpoint_id"] for s in history[2:]]
+    for before in ({"configurable": "x"}, {"checkpoint_id": 5}, 7, ["a"]):
+        assert "'before" in _coded(backend_http.post(f"/threads/{tid}/history", json={"before": before}),
+                                   422, "SG543")
+
+
+def test_config_keys_the_engine_reads_are_typed(backend_http) -> None:
+    for config, field in (({"max_concurrency": "x"}, "config.max_concurrency"),
+                          ({"max_concurrency": 0}, "config.max_concurrency"),
+                          ({"run_name": 5}, "config.run_name"), ({"tags": [None]}, "config.tags[0]")):
+        resp = backend_http.post("/runs/wait", json={"assistant_id": "simple", "input": {"value": "x"}, "config": config})
+        assert f"'{field}'" in _coded(resp, 422, "SG543")
+    ok = backend_http.post("/runs/wait", json={"assistant_id": "simple", "input": {"value": "x"},
+                                               "config": {"max_concurrency": 2, "run_name": "r", "other": [1]}})
+    assert ok.json() == {"value": "xab", "steps": ["a", "b"]}
+
+
+def test_a_broken_chunked_body_is_no_server_error(backend_http, caplog: pytest.LogCaptureFixture) -> None:
+    port = backend_http.base_url.port
+    with caplog.at_level("ERROR"), socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        sock.sendall(b"POST /threads HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n{\"a\":\r\nzz\r\n")
+        assert sock.recv(100).startswith(b"HTTP/1.1 400")
+    _alive(backend_http)
+    assert not [r for r in caplog.records if "unhandled error" in r.getMessage() or r.levelname == "ERROR"]

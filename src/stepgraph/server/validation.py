@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from typing import Annotated, Any, get_args, get_origin
 
 from pydantic import Field, TypeAdapter, ValidationError
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 
 from stepgraph.server.codes import INVALID_FIELD, INVALID_JSON, coded
 from stepgraph.server.errors import ApiError
@@ -118,7 +118,11 @@ def _max_depth(request: Request) -> int:
 
 async def read_json(request: Request) -> Any:
     """The decoded JSON body, ``None`` when empty."""
-    raw = await request.body()
+    try:
+        raw = await request.body()
+    except ClientDisconnect:  # a malformed or cut-short body: the client hears nothing more
+        raise ApiError(400, coded(INVALID_JSON, "The client disconnected before the request body ended.",
+                                  "Send the whole body (a valid Content-Length or chunked encoding).")) from None
     if not raw.strip():
         return None
     return decode_json(raw, max_depth=_max_depth(request))

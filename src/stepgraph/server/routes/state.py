@@ -114,7 +114,8 @@ async def _history(request: Request, *, limit: int, before: Any, metadata: dict[
 @operation(body=HistoryRequest, ok=list[ThreadState], errors=(404,))
 async def post_history(request: Request, body: HistoryRequest) -> Response:
     """Past states, newest first (``limit``, ``before``, ``metadata`` filter, ``checkpoint``)."""
-    return await _history(request, limit=body.limit or 10, before=body.before,
+    before = body.before if body.before is None or isinstance(body.before, str) else as_dict(body.before)
+    return await _history(request, limit=body.limit or 10, before=before,
                           metadata=body.metadata, checkpoint=as_dict(body.checkpoint))
 
 

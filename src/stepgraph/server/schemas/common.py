@@ -26,14 +26,14 @@ class Config(RequestModel):
 
     tags: list[SafeStr] | None = None
     recursion_limit: Annotated[int, Field(ge=1, le=2**31 - 1)] | None = None
+    max_concurrency: Annotated[int, Field(ge=1, le=2**31 - 1)] | None = None
+    run_name: Annotated[str, Field(max_length=4096)] | None = None
     configurable: JsonObject | None = None
     metadata: JsonObject | None = None
 
 
 class CheckpointRef(RequestModel):
     """Which checkpoint: ``thread_id``/``checkpoint_ns``/``checkpoint_id`` (+ ``checkpoint_map``)."""
-
-    model_config = ConfigDict(strict=True, extra="allow", frozen=True)
 
     thread_id: OptId | None = None
     checkpoint_ns: CheckpointNs | None = None

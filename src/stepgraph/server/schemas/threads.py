@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import Field
+from pydantic import Discriminator, Field, Tag
 
 from stepgraph.server.limits import MAX_TTL_MINUTES
 from stepgraph.server.schemas.common import Checkpoint, CheckpointRef, Interrupt
@@ -138,7 +138,25 @@ class StateUpdate(RequestModel):
     checkpoint_id: CheckpointId | None = None
 
 
-Before = Annotated[CheckpointId | JsonObject, expected("a checkpoint id or a checkpoint object")]
+class BeforeConfig(RequestModel):
+    """A config holding the checkpoint: ``{"configurable": {...}}``."""
+
+    configurable: CheckpointRef
+
+
+def _before_kind(value: Any) -> str | None:
+    if isinstance(value, str):
+        return "id"
+    if isinstance(value, dict):
+        return "config" if "configurable" in value else "checkpoint"
+    return None
+
+
+Before = Annotated[Annotated[CheckpointId, Tag("id")] | Annotated[BeforeConfig, Tag("config")]
+                   | Annotated[CheckpointRef, Tag("checkpoint")],
+                   Discriminator(_before_kind, custom_error_type="custom_expected",
+                                 custom_error_message="expected a checkpoint id, a checkpoint object or "
+                                                      "{configurable: checkpoint}")]
 
 
 class HistoryRequest(RequestModel):
