@@ -78,7 +78,8 @@ def test_schemathesis_finds_no_server_error_and_no_schema_violation(tmp_path: Pa
     summary = json.loads(report.read_text())
     ops, cases = summary["operations"], summary["test_cases"]
     print(f"schemathesis: {ops['tested']} operations, {cases['generated']} test cases, "
-          f"{len(summary['failures'])} failure kinds, {len(summary['errors'])} errors")
+          f"{len(summary['failures'])} failure kinds, {len(summary['errors'])} errors; phases "
+          + ", ".join(f"{name} {info['status']}" for name, info in summary["phases"].items()))
     assert ops["tested"] >= 50, ops
     assert summary["failures"] == [] and summary["errors"] == [], done.stdout[-12000:]
     assert "Traceback" not in (tmp_path / "server.log").read_text()

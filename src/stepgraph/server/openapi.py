@@ -149,8 +149,15 @@ def _requires_body(tp: Any) -> bool:
     return bool(fields) and any(f.is_required() for f in fields.values())
 
 
-def build_openapi(routes: list[BaseRoute], version: str, *, title: str | None = None) -> dict[str, Any]:
-    """An OpenAPI 3.1 document describing ``routes`` (those declared with ``@operation``)."""
+_GRAPH_FIELDS = {"RunCreate": "assistant_id", "AssistantCreate": "graph_id", "AssistantPatch": "graph_id",
+                 "AssistantSearch": "graph_id", "AssistantCount": "graph_id"}
+"""Fields that name a registered graph: the document lists the server's graphs as examples."""
+
+
+def build_openapi(routes: list[BaseRoute], version: str, *, title: str | None = None,
+                  graph_ids: list[str] | None = None) -> dict[str, Any]:
+    """An OpenAPI 3.1 document describing ``routes`` (those declared with ``@operation``);
+    ``graph_ids`` (the registered graphs) become the examples of the fields naming a graph."""
     schemas = _Schemas()
     schemas.want(ErrorBody, "serialization")
     planned: list[tuple[Route, str, Operation, dict[str, Any]]] = []
@@ -182,6 +189,10 @@ def build_openapi(routes: list[BaseRoute], version: str, *, title: str | None = 
     for _, _, spec, _ in planned:
         if spec.query is not None:
             defs.pop(spec.query.__name__, None)
+    for model, field in _GRAPH_FIELDS.items():
+        prop = defs.get(model, {}).get("properties", {}).get(field)
+        if prop is not None and graph_ids:
+            prop["examples"] = list(graph_ids)
     paths: dict[str, dict[str, Any]] = {}
     for route, method, spec, keys in planned:
         path = re.sub(r"{(\w+):\w+}", r"{\1}", route.path)

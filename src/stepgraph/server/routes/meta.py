@@ -53,7 +53,8 @@ async def openapi(request: Request) -> Response:
 
     state = request.app.state
     if getattr(state, "openapi", None) is None:
-        state.openapi = build_openapi(request.app.routes, server_version())
+        state.openapi = build_openapi(request.app.routes, server_version(),
+                                      graph_ids=request.app.state.ctx.registry.ids)
     return json_response(state.openapi)
 
 
