@@ -57,11 +57,12 @@ class BodyLimitMiddleware:
             return
         seen = 0
         limit = self.max_bytes
+        started = False
 
         async def counted() -> Message:
             nonlocal seen
             message = await receive()
-            if message["type"] == "http.request":
+            if message["type"] == "http.request" and not started:  # once answering, the body is moot
                 seen += len(message.get("body", b""))
                 if seen > limit:
                     if message.get("more_body", False):
@@ -69,7 +70,13 @@ class BodyLimitMiddleware:
                     raise BodyTooLarge(limit)
             return message
 
-        await self.app(scope, counted, send)
+        async def tracked(message: Message) -> None:
+            nonlocal started
+            if message["type"] == "http.response.start":
+                started = True
+            await send(message)
+
+        await self.app(scope, counted, tracked)
 
     async def _refuse(self, scope: Scope, receive: Receive, send: Send, size: int) -> None:
         from stepgraph.server.errors import json_response
