@@ -24,6 +24,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import httpx
 import pytest
 from test_server_conformance import REPO, _free_port, _wait_ok
 
@@ -87,6 +88,11 @@ def test_schemathesis_finds_no_server_error_and_no_schema_violation(tmp_path: Pa
                "PYTHONPATH": os.pathsep.join([str(Path(__file__).parent), os.environ.get("PYTHONPATH", "")])}
         done = subprocess.run(args, capture_output=True, text=True, timeout=BUDGET_SECONDS + 120, env=env,
                               cwd=tmp_path)
+        if auth:  # the fuzzer's requests were authenticated (so they reached the handlers), others are not
+            token = {AUTH_HEADER.split(": ")[0]: AUTH_HEADER.split(": ")[1]}
+            with httpx.Client(base_url=url, timeout=30) as http:
+                assert http.post("/threads/count", json={}, headers=token).status_code == 200
+                assert http.post("/threads/count", json={}).status_code == 401
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGTERM)
