@@ -97,6 +97,16 @@ def test_public_paths_need_no_token(world: World) -> None:
     assert doc["components"]["securitySchemes"] == {"BearerAuth": {"type": "http", "scheme": "bearer"}}
     assert doc["security"] == [{"BearerAuth": []}]
     assert doc["paths"]["/ok"]["get"]["security"] == []
+    # what auth adds to every other operation's answers (the typed document, auth applied)
+    assert "401" not in doc["paths"]["/ok"]["get"]["responses"]
+    for path, ops in doc["paths"].items():
+        if path not in ("/ok", "/info", "/openapi.json"):
+            for method, op in ops.items():
+                assert {"401", "403", "422"} <= set(op["responses"]), (method, path)
+    assert "404" in doc["paths"]["/threads/prune"]["post"]["responses"]
+    assert "404" in doc["paths"]["/threads/{thread_id}/stream/events"]["post"]["responses"]
+    assert doc["components"]["schemas"]["ThreadCreate"]["properties"]["metadata"]
+    assert doc["components"]["schemas"]["Run"]["properties"]["error"]
 
 
 def test_handler_status_and_headers_pass_through(world: World) -> None:

@@ -187,6 +187,28 @@ def test_authenticate_gets_the_parameters_it_names(recording: RunningServer) -> 
     assert call["body"] == {"limit": 3} and call["scope_type"] == "http"
 
 
+def test_an_authenticate_handler_reading_the_body_stays_within_the_request_limits(tmp_path: Path) -> None:
+    """The body limit runs before an authenticate handler that asks for ``body``: an oversized
+    chunked body (no Content-Length to refuse up front) is a 413, not an error in the auth
+    middleware; a body too deep to decode reaches the handler as ``None`` and the route
+    answers its coded 422."""
+    (tmp_path / "auth.py").write_text(textwrap.dedent(RECORDING))
+    srv = start_server(tmp_path / "db.sqlite", graphs={"whoami": str(GRAPH_FILE) + ":graph"}, base_dir=tmp_path,
+                       auth={"path": "./auth.py:auth"}, max_body_bytes=1024)
+    try:
+        with httpx.Client(base_url=srv.url, headers={"Authorization": "Bearer alice"}) as http:
+            chunks = (b'{"metadata": {"pad": "' + b"x" * 4000 + b'"}}',)
+            res = http.post("/threads", content=iter(chunks), headers={"Content-Type": "application/json"})
+            assert res.status_code == 413 and res.json()["detail"].startswith("[SG544]"), res.text
+            deep = b'{"metadata": ' + b'{"a": ' * 80 + b"1" + b"}" * 80 + b"}"
+            res = http.post("/threads", content=deep, headers={"Content-Type": "application/json"})
+            assert res.status_code == 422 and res.json()["detail"].startswith("[SG541]"), res.text
+            assert _calls(srv)[-1]["body"] is None
+            assert http.get("/ok").status_code == 200
+    finally:
+        srv.stop()
+
+
 def test_user_shapes_and_permissions(recording: RunningServer) -> None:
     with httpx.Client(base_url=recording.url) as http:
         got = {tok: http.post("/threads", json={}, headers={"Authorization": f"Bearer {tok}"}).json()["metadata"]
@@ -301,12 +323,18 @@ def test_a_default_deny_handler_closes_every_route(tmp_path: Path) -> None:
                 for name in ("thread_id", "run_id", "assistant_id", "checkpoint_id"):
                     path = path.replace("{" + name + "}", "2f0e7d8e-0000-4000-8000-000000000001")
                 for method in sorted((route.methods or set()) - {"HEAD"}):
-                    body: Any = [] if path == "/runs/batch" else {
-                        "assistant_id": "whoami", "thread_ids": ["x"], "status": "all", "namespace": ["a"],
+                    # A body valid for the route (validation comes before authorization, as on
+                    # LangGraph's server): models ignore the keys they do not declare.
+                    body: Any = {
+                        "assistant_id": "whoami", "graph_id": "whoami", "thread_ids": ["x"], "namespace": ["a"],
                         "key": "k", "value": {}, "checkpoint": {}, "id": 1, "method": "run.start",
                         "params": {"assistant_id": "whoami"}, "channels": ["values"]}
                     if path == "/runs/batch":
                         body = [{"assistant_id": "whoami"}]
+                    elif path == "/runs/cancel":
+                        body = {"status": "all"}
+                    elif path == "/assistants":
+                        body = {"graph_id": "whoami"}
                     query = "?namespace=a&key=k" if path == "/store/items" else ""
                     res = http.request(method, path + query, json=body)
                     seen += 1

@@ -91,3 +91,70 @@ def test_store_filters_combine() -> None:
     assert store_filter(None, AllOf((MetaEq("a", 1), MetaEq("a", 2)))) is None
     with pytest.raises(ApiError):
         store_filter(None, MetaContains("tags", ("x",)))
+
+
+# --- authorize_model: a handler's changes to a typed body ------------------------------------
+class _FakeAuth:
+    """A ``RequestAuth`` whose handler is ``handler(value)``."""
+
+    def __init__(self, handler: Any) -> None:
+        self.handler = handler
+        self.seen: list[Any] = []
+
+    async def check(self, resource: str, action: str, value: Any) -> Any:
+        self.seen.append((resource, action, dict(value)))
+        return self.handler(value)
+
+
+def _request(auth: Any) -> Any:
+    from starlette.requests import Request
+
+    from stepgraph.server.auth.middleware import SCOPE_KEY
+
+    scope: dict[str, Any] = {"type": "http", "method": "POST", "path": "/", "headers": []}
+    if auth is not None:
+        scope[SCOPE_KEY] = auth
+    return Request(scope)
+
+
+async def test_authorize_model_applies_and_revalidates_handler_changes() -> None:
+    from stepgraph.server.auth.guard import authorize_model
+    from stepgraph.server.schemas.threads import ThreadCreate, ThreadSearch
+
+    body = ThreadCreate(thread_id="t1")
+    same, access = await authorize_model(_request(None), "threads", "create", body, ("thread_id", "metadata"))
+    assert same is body and access is None  # without auth: untouched
+
+    def stamp(value: dict[str, Any]) -> Any:
+        value["metadata"]["owner"] = "alice"  # in place, as LangGraph's docs do
+        return {"owner": "alice"}
+
+    auth = _FakeAuth(stamp)
+    changed, access = await authorize_model(_request(auth), "threads", "create", body, ("thread_id", "metadata"))
+    assert auth.seen[0][2]["thread_id"] == "t1" and auth.seen[0][2]["metadata"] == {"owner": "alice"}
+    assert isinstance(changed, ThreadCreate) and changed.metadata == {"owner": "alice"} and changed.thread_id == "t1"
+    assert body.metadata is None  # the validated original is not mutated
+    assert access == {"owner": "alice"}  # what the check answered, passed through
+
+    untouched, _ = await authorize_model(_request(_FakeAuth(lambda v: None)), "threads", "search",
+                                         ThreadSearch(limit=5), ("metadata", "limit"))
+    assert untouched.metadata is None and untouched.limit == 5  # the {} put there for the handler is not kept
+
+    def break_it(value: dict[str, Any]) -> None:
+        value["limit"] = "lots"
+
+    with pytest.raises(ApiError) as info:  # what the handler leaves is held to the body's types
+        await authorize_model(_request(_FakeAuth(break_it)), "threads", "search", ThreadSearch(), ("limit",))
+    assert info.value.status == 422 and "'limit'" in info.value.detail
+
+
+def test_search_filters_are_bounded_by_the_model() -> None:
+    from stepgraph.server.schemas.threads import ThreadSearch
+    from stepgraph.server.validation import validate
+
+    assert validate(ThreadSearch, {"metadata": {"a": list(range(100))}}).metadata == {"a": list(range(100))}
+    for body, field in (({"metadata": {"a": list(range(2000))}}, "metadata"),
+                        ({"values": {"a": [[[[[1]]]]]}}, "values")):
+        with pytest.raises(ApiError) as info:
+            validate(ThreadSearch, body)
+        assert info.value.status == 422 and info.value.detail.startswith("[SG543]") and f"'{field}'" in info.value.detail

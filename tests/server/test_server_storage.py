@@ -26,6 +26,7 @@ from hypothesis import strategies as st
 from serve_harness import pg_schema_url, pg_unreachable
 
 from stepgraph.server.resources.threads import Threads
+from stepgraph.server.schemas.threads import ThreadCount, ThreadCreate, ThreadSearch
 from stepgraph.server.storage import open_backend, records
 from stepgraph.server.storage.filters import AllOf, AnyOf, DocQuery, MetaContains, MetaEq
 
@@ -252,28 +253,40 @@ HUGE = 3_000_000
 
 async def test_search_never_decodes_a_huge_value_it_does_not_return(backend: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     threads = Threads(backend.docs)
-    big = await threads.create({"metadata": {"kind": "big"}})
+    big = await threads.create(ThreadCreate(metadata={"kind": "big"}))
     await threads.update(big["thread_id"], values={"blob": "x" * HUGE}, interrupts={"t": [{"value": "y" * HUGE}]})
     for i in range(5):
-        small = await threads.create({"metadata": {"kind": "small", "i": i}})
+        small = await threads.create(ThreadCreate(metadata={"kind": "small", "i": i}))
         await threads.update(small["thread_id"], values={"n": i})
     spy = Decodes(monkeypatch)
 
-    items, total, *_ = await threads.search({"metadata": {"kind": "small"}, "limit": 10})
+    items, total, *_ = await threads.search(ThreadSearch(metadata={"kind": "small"}, limit=10))
     assert total == 5 and len(items) == 5 and spy.biggest() < 1000
-    items, total, *_ = await threads.search({"select": ["thread_id", "metadata", "status"], "limit": 100})
+    items, total, *_ = await threads.search(ThreadSearch(select=["thread_id", "metadata", "status"], limit=100))
     assert total == 6 and spy.biggest() < 1000
-    items, total, *_ = await threads.search({"sort_by": "created_at", "sort_order": "asc", "offset": 1})
+    items, total, *_ = await threads.search(ThreadSearch(sort_by="created_at", sort_order="asc", offset=1))
     assert total == 6 and big["thread_id"] not in {t["thread_id"] for t in items} and spy.biggest() < 1000
-    assert await threads.count({}) == 6 and await threads.count({"metadata": {"kind": "big"}}) == 1
-    assert await threads.count({"values": {"n": 3}}) == 1  # filtering on values happens in SQL
+    assert await threads.count(ThreadCount()) == 6
+    assert await threads.count(ThreadCount(metadata={"kind": "big"})) == 1
+    assert await threads.count(ThreadCount(values={"n": 3})) == 1  # filtering on values happens in SQL
     assert spy.biggest() < 1000
     before = len(spy.sizes)
-    assert await threads.count({"status": "idle"}) == 6 and len(spy.sizes) == before  # a count decodes nothing
+    assert await threads.count(ThreadCount(status="idle")) == 6 and len(spy.sizes) == before  # a count decodes nothing
 
-    items, *_ = await threads.search({"metadata": {"kind": "big"}})  # returned: decoded (once)
+    items, *_ = await threads.search(ThreadSearch(metadata={"kind": "big"}))  # returned: decoded (once)
     assert items[0]["values"]["blob"] == "x" * HUGE
     assert sum(s >= HUGE for s in spy.sizes) == 2  # values and interrupts
+
+
+def test_search_sort_fields_are_storage_columns() -> None:
+    """Every ``sort_by`` the typed search models accept is a column the storage sorts by."""
+    from typing import get_args
+
+    from stepgraph.server.schemas.assistants import AssistantSortBy
+    from stepgraph.server.schemas.threads import ThreadSortBy
+
+    for literal in (ThreadSortBy, AssistantSortBy):
+        assert set(get_args(literal)) <= set(records.SORT_COLUMNS)
 
 
 def test_server_search_does_not_decode_a_huge_thread(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

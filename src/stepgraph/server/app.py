@@ -10,11 +10,14 @@ from typing import Any
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 
+from stepgraph.server.bodylimit import BodyLimitMiddleware
+from stepgraph.server.config_errors import CONFIG_INVALID
 from stepgraph.server.context import ServerContext
 from stepgraph.server.cors import cors_middleware
 from stepgraph.server.errors import install_handlers
 from stepgraph.server.graphs import GraphRegistry
 from stepgraph.server.hosts import HostCheckMiddleware, allowed_hosts_for
+from stepgraph.server.request_limits import RequestLimitError, RequestLimits
 from stepgraph.server.routes import all_routes
 from stepgraph.server.runtime.eventlog import MemoryEventLog
 from stepgraph.server.runtime.executor import RunExecutor
@@ -41,8 +44,9 @@ def create_app(settings: ServerSettings, *, registry: GraphRegistry | None = Non
     apply_dependencies(settings.dependencies)
     try:
         limits = settings.limits or RuntimeLimits.from_env()
-    except LimitError as exc:
-        raise ConfigError(str(exc), code="SG522") from None
+        request_limits = RequestLimits.resolve(settings)
+    except (LimitError, RequestLimitError) as exc:
+        raise ConfigError(str(exc), code=CONFIG_INVALID) from None
     if registry is None:
         registry = GraphRegistry(settings.graphs, settings.base_dir, descriptions=settings.graph_descriptions)
         registry.load()
@@ -73,17 +77,23 @@ def create_app(settings: ServerSettings, *, registry: GraphRegistry | None = Non
                 await ctx.queue.shutdown()
                 ctx.thread_logs.close_all()
 
+    # Outermost first: CORS (its headers on every answer, preflights answered here), the Host
+    # check (before anything reads the body), the body limit (before auth's authenticate
+    # handler may read the body), then auth.
     middleware: list[Any] = [
         cors_middleware(settings.cors),
         Middleware(HostCheckMiddleware, allowed_hosts=allowed_hosts_for(settings.host, settings.allowed_hosts),
                    bind=settings.host),
+        Middleware(BodyLimitMiddleware, max_bytes=request_limits.max_body_bytes),
     ]
     if authorizer is not None:
         from stepgraph.server.auth import AuthMiddleware
 
         middleware.append(Middleware(AuthMiddleware, authorizer=authorizer))
-    return Starlette(routes=all_routes(), lifespan=lifespan, middleware=middleware,
-                     exception_handlers=install_handlers())
+    app = Starlette(routes=all_routes(), lifespan=lifespan, middleware=middleware,
+                    exception_handlers=install_handlers())
+    app.state.request_limits = request_limits
+    return app
 
 
 def _load_auth(settings: ServerSettings) -> Any:

@@ -3,13 +3,16 @@
 Payloads become plain JSON: tuples and sets become lists, pydantic models (and LangChain
 messages) their ``model_dump()``, dataclasses their fields. An ``Interrupt`` is
 ``{"value", "id", "response_schema"}`` in stream events and ``{"id", "value"}`` in thread
-state, as the real server does. Uses orjson when installed, else the stdlib.
+state, as the real server does. Uses orjson when installed, else the stdlib; a value orjson
+cannot nest (it stops at 254 levels, while checkpoints hold up to 255 and responses wrap
+them in a few more) is written by the stdlib encoder instead.
 """
 
 from __future__ import annotations
 
 import base64
 import dataclasses
+import datetime
 import json
 from collections.abc import Callable
 from enum import Enum
@@ -33,6 +36,8 @@ def _interrupt_fields(obj: Any, stream: bool) -> dict[str, Any] | None:
 
 def _make_default(stream: bool) -> Callable[[Any], Any]:
     def default(obj: Any) -> Any:
+        if isinstance(obj, (datetime.datetime, datetime.date, datetime.time)):
+            return obj.isoformat()  # orjson writes these itself; the stdlib fallback needs this
         found = _interrupt_fields(obj, stream)
         if found is not None:
             return found
@@ -82,11 +87,15 @@ def dumps(obj: Any, *, stream: bool = True) -> bytes:
     """
     default = _STREAM_DEFAULT if stream else _STATE_DEFAULT
     if orjson is not None:
-        return orjson.dumps(
-            obj,
-            default=default,
-            option=orjson.OPT_NON_STR_KEYS | orjson.OPT_PASSTHROUGH_DATACLASS,
-        )
+        try:
+            return orjson.dumps(
+                obj,
+                default=default,
+                option=orjson.OPT_NON_STR_KEYS | orjson.OPT_PASSTHROUGH_DATACLASS,
+            )
+        except orjson.JSONEncodeError as exc:
+            if "Recursion limit" not in str(exc):
+                raise
     return json.dumps(obj, default=default, ensure_ascii=False, separators=(",", ":")).encode()
 
 

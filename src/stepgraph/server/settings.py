@@ -41,6 +41,11 @@ class ServerSettings:
     ``notes`` (start-up log lines about build-time keys). ``allowed_hosts``: the ``Host``
     header values accepted (``None``: loopback names when bound to a loopback address, any
     otherwise; ``["*"]`` turns the check off).
+
+    ``max_body_bytes`` / ``max_json_depth`` bound each request (``None``: the environment's
+    ``HTTP_MAX_REQUEST_BODY_BYTES`` / ``STEPGRAPH_MAX_JSON_DEPTH``, else 10 MiB / 64 levels;
+    see ``request_limits``); ``limits`` are the run machinery's memory budgets, not a bound
+    on requests.
     """
 
     graphs: dict[str, Any]
@@ -63,6 +68,10 @@ class ServerSettings:
     limits: RuntimeLimits | None = None
     """Memory budgets and attempts of the run machinery (``None``: defaults and environment,
     see ``runtime.limits``)."""
+    max_body_bytes: int | None = None
+    """The largest request body in bytes (413 beyond it; ``request_limits``)."""
+    max_json_depth: int | None = None
+    """How deeply a request's JSON may nest (``request_limits``)."""
     dev: bool = False
     """Started as ``stepgraph dev`` (lets LangSmith Studio in, as ``langgraph dev`` does)."""
 

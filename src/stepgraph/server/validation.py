@@ -1,146 +1,188 @@
-"""Reading and checking request bodies and query strings (422 on anything malformed)."""
+"""Reading requests into the declared models (422 with a coded message on anything malformed).
+
+Bodies are decoded by ``jsonbody`` (depth, number range, UTF-8) and validated against a
+model or type (``validate``); query strings against a ``QueryModel``; path parameters by
+name (``PATH_PARAMS``: every ``{thread_id}`` in every route has the same rule). A failure
+is ``ApiError(422)`` whose detail names each bad field, says what was wrong and ends with a
+hint, e.g.::
+
+    [SG543] Invalid request body: 'limit': Input should be less than or equal to 1000 (got 5000)
+    Hint: The expected shape of every field is in GET /openapi.json.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from typing import Any
+import functools
+import re
+from collections.abc import Mapping
+from typing import Annotated, Any, get_args, get_origin
 
-from starlette.requests import Request
+from pydantic import Field, TypeAdapter, ValidationError
+from starlette.requests import ClientDisconnect, Request
 
+from stepgraph.server.codes import INVALID_FIELD, INVALID_JSON, coded
 from stepgraph.server.errors import ApiError
-from stepgraph.server.serde import loads
+from stepgraph.server.jsonbody import decode_json
+from stepgraph.server.request_limits import DEFAULT_JSON_DEPTH, MAX_NS_LENGTH
+from stepgraph.server.schemas.fields import SAFE_TEXT, CheckpointId, Id, QueryModel, Uuid
 
-__all__ = [
-    "opt_bool",
-    "opt_dict",
-    "opt_enum",
-    "opt_int",
-    "opt_str",
-    "opt_str_list",
-    "query_bool",
-    "query_int",
-    "read_body",
-    "req_str",
-]
+__all__ = ["PATH_PARAMS", "check_path", "parse_query", "read_body", "read_json", "validate"]
+
+NAMESPACE_PATH = Annotated[str, Field(min_length=1, max_length=MAX_NS_LENGTH, pattern=SAFE_TEXT)]
+PATH_PARAMS: dict[str, Any] = {
+    "thread_id": Id,
+    "assistant_id": Id,
+    "run_id": Uuid,
+    "checkpoint_id": Annotated[CheckpointId, Field(min_length=1)],
+    "namespace": NAMESPACE_PATH,
+}
+"""The type of each path parameter, by name (one rule per name across all routes)."""
+
+_WHERE = {"body": "request body", "query": "query parameter", "path": "path parameter"}
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+_DEFAULT_HINT = "The expected shape of every field is in GET /openapi.json."
 
 
-async def read_body(request: Request, *, default: Any = None, kind: type = dict) -> Any:
-    """The JSON body (``default`` when empty); 422 when it is not JSON of type ``kind``."""
-    raw = await request.body()
+@functools.cache
+def _adapter(tp: Any) -> TypeAdapter[Any]:
+    return TypeAdapter(tp)
+
+
+def _loc(loc: tuple[Any, ...]) -> str:
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += ("." if out else "") + str(part)
+    return out
+
+
+def _shown(value: Any) -> str:
+    if isinstance(value, (dict, list)) or value is None:
+        return ""
+    text = repr(value)
+    return f" (got {text[:60]}{'...' if len(text) > 60 else ''})"
+
+
+def _message(err: Mapping[str, Any]) -> tuple[str, str | None]:
+    """The text and (when specific) the hint for one pydantic error."""
+    kind = err.get("type", "")
+    ctx = err.get("ctx") or {}
+    value = err.get("input")
+    if kind == "string_pattern_mismatch" and isinstance(value, str):
+        found = _CONTROL.search(value)
+        if found is not None:
+            return (f"must not contain control characters (U+{ord(found.group()):04X} at index {found.start()})",
+                    "Ids, keys and namespace labels are printable text: drop control characters "
+                    "such as NUL, CR and LF.")
+        if "." in value and "." in str(ctx.get("pattern", "")):
+            return "must not contain '.'", "Namespace labels are joined with '.' in query strings."
+    if kind == "string_too_long":
+        return (f"is {len(value) if isinstance(value, str) else '?'} characters long, the limit is "
+                f"{ctx.get('max_length')}", "Use a shorter id or key.")
+    if kind == "extra_forbidden":
+        return "is not an accepted key", "Remove the unknown key."
+    if kind == "missing":
+        return "is required", None
+    return err.get("msg", "is invalid") + _shown(value), None
+
+
+def format_errors(exc: ValidationError, where: str, name: str | None = None) -> str:
+    """The coded ``detail`` for a failed validation of a ``where`` (body/query/path)."""
+    parts: list[str] = []
+    hint: str | None = None
+    for err in exc.errors(include_url=False)[:10]:
+        loc = (name,) if name is not None else tuple(err.get("loc", ()))
+        field = _loc(loc)
+        text, err_hint = _message(err)
+        parts.append(f"'{field}': {text}" if field else text)
+        hint = hint or err_hint
+    if exc.error_count() > 10:
+        parts.append(f"and {exc.error_count() - 10} more")
+    return coded(INVALID_FIELD, f"Invalid {_WHERE[where]}: " + "; ".join(parts) + ".", hint or _DEFAULT_HINT)
+
+
+def validate(tp: Any, data: Any, *, where: str = "body", name: str | None = None) -> Any:
+    """``data`` validated as ``tp`` (a model or any type); ``ApiError`` 422 when it is not."""
+    try:
+        return _adapter(tp).validate_python(data)
+    except ValidationError as exc:
+        raise ApiError(422, format_errors(exc, where, name)) from None
+
+
+def _max_depth(request: Request) -> int:
+    limits = getattr(request.app.state, "request_limits", None)
+    return limits.max_json_depth if limits is not None else DEFAULT_JSON_DEPTH
+
+
+async def read_json(request: Request) -> Any:
+    """The decoded JSON body, ``None`` when empty."""
+    try:
+        raw = await request.body()
+    except ClientDisconnect:  # a malformed or cut-short body: the client hears nothing more
+        raise ApiError(400, coded(INVALID_JSON, "The client disconnected before the request body ended.",
+                                  "Send the whole body (a valid Content-Length or chunked encoding).")) from None
     if not raw.strip():
-        if default is not None:
-            return default
-        return kind()
-    try:
-        body = loads(raw)
-    except ValueError:
-        raise ApiError(422, "Request body is not valid JSON.") from None
-    if body is None and default is not None:
-        return default
-    if not isinstance(body, kind):
-        raise ApiError(422, f"Request body must be a JSON {'object' if kind is dict else 'array'}.")
-    return body
-
-
-def _bad(name: str, what: str) -> ApiError:
-    return ApiError(422, f"Invalid '{name}': expected {what}.")
-
-
-def req_str(body: Mapping[str, Any], name: str) -> str:
-    """A required non-empty string field."""
-    value = body.get(name)
-    if not isinstance(value, str) or not value:
-        raise ApiError(422, f"Field '{name}' is required and must be a non-empty string.")
-    return value
-
-
-def opt_str(body: Mapping[str, Any], name: str, default: str | None = None) -> str | None:
-    """An optional string field."""
-    value = body.get(name)
-    if value is None:
-        return default
-    if not isinstance(value, str):
-        raise _bad(name, "a string")
-    return value
-
-
-def opt_dict(body: Mapping[str, Any], name: str) -> dict[str, Any] | None:
-    """An optional object field."""
-    value = body.get(name)
-    if value is None:
         return None
-    if not isinstance(value, dict):
-        raise _bad(name, "an object")
-    return value
+    return decode_json(raw, max_depth=_max_depth(request))
 
 
-def opt_bool(body: Mapping[str, Any], name: str, default: bool = False) -> bool:
-    """An optional boolean field."""
-    value = body.get(name)
+def _is_list(tp: Any) -> bool:
+    while get_origin(tp) is Annotated:
+        tp = get_args(tp)[0]
+    return get_origin(tp) is list
+
+
+async def read_body(request: Request, tp: Any) -> Any:
+    """The body validated as ``tp``; an empty body counts as ``{}`` (``[]`` for a list type)."""
+    body = await read_json(request)
+    is_list = _is_list(tp)
+    if body is None:
+        raw = await request.body()
+        if not raw.strip():
+            body = [] if is_list else {}
+    if not isinstance(body, list if is_list else dict):
+        kind = "array" if is_list else "object"
+        raise ApiError(422, coded(INVALID_JSON, f"Request body must be a JSON {kind}, got {_json_type(body)}.",
+                                  "Send the fields as one JSON object: {\"name\": value, ...}." if not is_list
+                                  else "Send a JSON array of objects."))
+    return validate(tp, body)
+
+
+def _json_type(value: Any) -> str:
     if value is None:
-        return default
-    if not isinstance(value, bool):
-        raise _bad(name, "a boolean")
-    return value
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    return "a string" if isinstance(value, str) else "an array" if isinstance(value, list) else "an object"
 
 
-def opt_int(body: Mapping[str, Any], name: str, default: int, *, lo: int = 0, hi: int | None = None) -> int:
-    """An optional integer field within ``[lo, hi]``."""
-    value = body.get(name)
-    if value is None:
-        return default
-    if isinstance(value, bool) or not isinstance(value, int) or value < lo or (hi is not None and value > hi):
-        raise _bad(name, f"an integer >= {lo}" + (f" and <= {hi}" if hi is not None else ""))
-    return value
-
-
-def opt_enum(body: Mapping[str, Any], name: str, choices: Iterable[str], default: str | None) -> str | None:
-    """An optional field that must be one of ``choices``."""
-    value = body.get(name)
-    if value is None:
-        return default
-    allowed = tuple(choices)
-    if value not in allowed:
-        raise _bad(name, "one of " + ", ".join(repr(c) for c in allowed))
-    return value
-
-
-def opt_str_list(body: Mapping[str, Any], name: str, *, star: bool = False) -> list[str] | str | None:
-    """An optional list of strings (or ``"*"`` when ``star``); a single string becomes a list."""
-    value = body.get(name)
-    if value is None:
-        return None
-    if star and value == "*":
-        return "*"
-    if isinstance(value, str):
-        return [value]
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise _bad(name, "a list of strings" + (' or "*"' if star else ""))
-    return value
-
-
-def query_bool(request: Request, name: str, default: bool = False) -> bool:
-    """A boolean query parameter (``true/false/1/0/yes/no``)."""
-    raw = request.query_params.get(name)
-    if raw is None or raw == "":
-        return default
-    low = raw.lower()
-    if low in ("true", "1", "yes"):
-        return True
-    if low in ("false", "0", "no"):
-        return False
-    raise _bad(name, "a boolean")
-
-
-def query_int(request: Request, name: str, default: int, *, lo: int = 0, hi: int | None = None) -> int:
-    """An integer query parameter within ``[lo, hi]``."""
-    raw = request.query_params.get(name)
-    if raw is None or raw == "":
-        return default
+def parse_query(request: Request, model: type[QueryModel]) -> QueryModel:
+    """The query string validated as ``model`` (empty values count as absent; list fields
+    take every occurrence, comma-separated values split)."""
+    params = request.query_params
+    data: dict[str, Any] = {}
+    for name, info in model.model_fields.items():
+        if _is_list(info.annotation):
+            values = [v for raw in params.getlist(name) for v in raw.split(",") if v]
+            if values:
+                data[name] = values
+        else:
+            value = params.get(name)
+            if value is not None and value != "":
+                data[name] = value
     try:
-        value = int(raw)
-    except ValueError:
-        raise _bad(name, "an integer") from None
-    if value < lo or (hi is not None and value > hi):
-        raise _bad(name, f"an integer >= {lo}")
-    return value
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise ApiError(422, format_errors(exc, "query")) from None
+
+
+def check_path(request: Request) -> None:
+    """Validate every path parameter of ``request`` by its name."""
+    for name, value in request.path_params.items():
+        tp = PATH_PARAMS.get(name)
+        if tp is not None:
+            validate(tp, value, where="path", name=name)

@@ -15,7 +15,7 @@ from stepgraph.server.auth.config import AuthConfig, parse_auth_config
 from stepgraph.server.auth.guard import (
     AUTH_CONFIG_KEYS,
     authorize,
-    authorize_body,
+    authorize_model,
     request_auth,
     run_auth_configurable,
     store_filter,
@@ -31,7 +31,7 @@ __all__ = [
     "Authorizer",
     "RequestAuth",
     "authorize",
-    "authorize_body",
+    "authorize_model",
     "load_authorizer",
     "parse_auth_config",
     "request_auth",

@@ -6,7 +6,8 @@ no-op, so the routes read the same with and without auth.
 
 from __future__ import annotations
 
-from typing import Any
+import copy
+from typing import Any, TypeVar
 
 from starlette.requests import Request
 
@@ -14,17 +15,21 @@ from stepgraph.server.auth.authorizer import RequestAuth
 from stepgraph.server.auth.middleware import SCOPE_KEY
 from stepgraph.server.auth.users import from_config
 from stepgraph.server.errors import ApiError
+from stepgraph.server.schemas.fields import RequestModel, as_dict
 from stepgraph.server.storage.filters import AccessFilter, AllOf, MetaEq
+from stepgraph.server.validation import validate
 
 __all__ = [
     "AUTH_CONFIG_KEYS",
     "authorize",
-    "authorize_body",
+    "authorize_model",
     "request_auth",
     "run_auth_configurable",
     "store_filter",
     "with_auth_user",
 ]
+
+M = TypeVar("M", bound=RequestModel)
 
 AUTH_CONFIG_KEYS = ("langgraph_auth_user", "langgraph_auth_user_id", "langgraph_auth_permissions")
 """Configurable keys only the server sets (a client's values are dropped)."""
@@ -47,28 +52,29 @@ async def authorize(request: Request, resource: str, action: str, value: Any) ->
     return await auth.check(resource, action, value)
 
 
-async def authorize_body(request: Request, resource: str, action: str, body: dict[str, Any],
-                         keys: tuple[str, ...], **extra: Any) -> AccessFilter | None:
-    """``authorize`` with a value made of ``body``'s ``keys`` (plus ``extra``).
+async def authorize_model(request: Request, resource: str, action: str, model: M, keys: tuple[str, ...],
+                          **extra: Any) -> tuple[M, AccessFilter | None]:
+    """``authorize`` with a value made of the validated body ``model``'s ``keys`` (those the
+    client sent, plus ``extra``); the model as the handler left it, and the filter.
 
-    ``metadata`` is always there (``{}`` when the body has none) so a handler can stamp it;
-    whatever the handler sets in those keys is copied back into ``body``, which the caller
-    then validates and uses as usual.
+    ``metadata`` is always there (``{}`` when the body has none) so a handler can stamp it.
+    Whatever the handler set in those keys is validated again as the body's model (422 when
+    it no longer is one), so what the resource stores is always of the declared types.
     """
     auth = request_auth(request)
     if auth is None:
-        return None
-    metadata = body.get("metadata")
-    if metadata is not None and not isinstance(metadata, dict):
-        raise ApiError(422, "Invalid 'metadata': expected an object.")
-    value: dict[str, Any] = {**extra, **{k: body[k] for k in keys if k in body}}
-    if "metadata" in keys:
-        value["metadata"] = metadata if metadata is not None else {}
+        return model, None
+    sent = as_dict(model) or {}
+    value: dict[str, Any] = {**extra, **copy.deepcopy({k: sent[k] for k in keys if k in sent})}
+    if "metadata" in keys and value.get("metadata") is None:
+        value["metadata"] = {}
     found = await auth.check(resource, action, value)
-    for key in keys:
-        if key in value:
-            body[key] = value[key]
-    return found
+    changed = {k: value[k] for k in keys if k in value and value[k] != sent.get(k)}
+    if "metadata" in changed and changed["metadata"] == {} and sent.get("metadata") is None:
+        del changed["metadata"]  # the empty object put there for the handler, left as it was
+    if changed:
+        model = validate(type(model), {**sent, **changed})
+    return model, found
 
 
 def run_auth_configurable(auth: RequestAuth | None) -> dict[str, Any]:

@@ -24,8 +24,9 @@ from starlette.routing import Match
 
 from stepgraph.server.auth.authorizer import Authorizer, RequestAuth
 from stepgraph.server.auth.users import StudioUser, normalize_auth_result
-from stepgraph.server.errors import json_response
-from stepgraph.server.serde import loads
+from stepgraph.server.errors import ApiError, json_response
+from stepgraph.server.jsonbody import decode_json
+from stepgraph.server.request_limits import DEFAULT_JSON_DEPTH
 
 __all__ = ["PUBLIC_PATHS", "SCOPE_KEY", "AuthMiddleware"]
 
@@ -133,9 +134,9 @@ class AuthMiddleware:
         raw_headers = list(scope.get("headers") or ())
         if "body" in want:
             body, receive = await _read_body(receive)
-            try:
-                out["body"] = loads(body) if body.strip() else None
-            except ValueError:
+            try:  # within the request limits, as the routes decode it (the route answers a bad body)
+                out["body"] = decode_json(body, max_depth=_max_depth(scope)) if body.strip() else None
+            except ApiError:
                 out["body"] = None
         if "request" in want:
             out["request"] = Request(scope, receive)
@@ -182,6 +183,11 @@ async def _read_body(receive: Receive) -> tuple[bytes, Receive]:
         return await receive()
 
     return body, replay
+
+
+def _max_depth(scope: Scope) -> int:
+    limits = getattr(getattr(scope.get("app"), "state", None), "request_limits", None)
+    return limits.max_json_depth if limits is not None else DEFAULT_JSON_DEPTH
 
 
 def _path_params(scope: Scope) -> dict[str, Any]:

@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 from stepgraph.server.errors import ApiError
 from stepgraph.server.runtime.request import RunRequest, parse_run_request
+from stepgraph.server.schemas.fields import as_dict
+from stepgraph.server.schemas.runs import RunCreate
 
 if TYPE_CHECKING:
     from stepgraph.server.auth.authorizer import RequestAuth
@@ -45,14 +47,18 @@ def _value(req: RunRequest, thread_id: str | None, assistant: dict[str, Any], ru
     }
 
 
-async def authorize_run(ctx: ServerContext, auth: RequestAuth, req: RunRequest, body: dict[str, Any],
+async def authorize_run(ctx: ServerContext, auth: RequestAuth, req: RunRequest, body: dict[str, Any] | RunCreate,
                         thread_id: str | None, assistant: dict[str, Any], run_id: str) -> RunRequest:
-    """The (possibly changed) request once the handlers allowed it; 404/403 otherwise."""
+    """The (possibly changed) request once the handlers allowed it; 404/403 otherwise.
+
+    What the handler changed is validated again as a ``RunCreate`` (422 when it no longer is one).
+    """
     temporary = thread_id is None and req.on_completion == "delete"
     value = _value(req, thread_id, assistant, run_id, temporary)
     access = await auth.check("threads", "create_run", value)
     kwargs = value.get("kwargs") if isinstance(value.get("kwargs"), dict) else {}
-    changed = {**body, **{k: value.get(k) for k in _TOP}, **{k: kwargs.get(k) for k in _KWARGS}}
+    sent = as_dict(body) if isinstance(body, RunCreate) else dict(body)
+    changed = {**(sent or {}), **{k: value.get(k) for k in _TOP}, **{k: kwargs.get(k) for k in _KWARGS}}
     if changed.get("command") is None:
         changed.pop("command", None)
     req = parse_run_request(changed)

@@ -8,18 +8,23 @@ from typing import TYPE_CHECKING, Any
 
 from stepgraph.server.errors import ApiError
 from stepgraph.server.resources.common import sort_spec
+from stepgraph.server.schemas.fields import as_dict
 from stepgraph.server.storage.filters import AccessFilter, DocQuery
 from stepgraph.server.util import is_uuid, now_iso, system_assistant_id
-from stepgraph.server.validation import opt_dict, opt_enum, opt_int, opt_str, opt_str_list, req_str
 
 if TYPE_CHECKING:
     from stepgraph.server.graphs import GraphRegistry
+    from stepgraph.server.schemas.assistants import (
+        AssistantCount,
+        AssistantCreate,
+        AssistantPatch,
+        AssistantSearch,
+    )
     from stepgraph.server.storage import DocStore
 
 __all__ = ["Assistants"]
 
 KIND = "assistant"
-SORTABLE = ("assistant_id", "graph_id", "name", "created_at", "updated_at")
 
 
 def _mirror_context(config: dict[str, Any], context: dict[str, Any] | None) -> dict[str, Any]:
@@ -59,25 +64,24 @@ class Assistants:
         if graph_id not in self.registry:
             raise ApiError(404, f"Graph '{graph_id}' not found. Registered graphs: {', '.join(self.registry.ids)}")
 
-    async def create(self, body: dict[str, Any], access: AccessFilter | None = None) -> dict[str, Any]:
+    async def create(self, req: AssistantCreate, access: AccessFilter | None = None) -> dict[str, Any]:
         """``POST /assistants``."""
-        graph_id = req_str(body, "graph_id")
+        graph_id = req.graph_id
         self._check_graph(graph_id)
-        aid = opt_str(body, "assistant_id") or str(uuid.uuid4())
+        aid = req.assistant_id or str(uuid.uuid4())
         if not is_uuid(aid):
             raise ApiError(422, "Invalid assistant ID: must be a UUID")
-        if_exists = opt_enum(body, "if_exists", ("raise", "do_nothing"), "raise")
-        config = opt_dict(body, "config") or {}
+        config = as_dict(req.config) or {}
         now = now_iso()
         doc = {
             "assistant_id": aid, "graph_id": graph_id, "config": config,
-            "context": _mirror_context(config, opt_dict(body, "context")),
-            "metadata": opt_dict(body, "metadata") or {}, "name": opt_str(body, "name") or "Untitled",
-            "description": opt_str(body, "description"), "version": 1, "created_at": now, "updated_at": now,
+            "context": _mirror_context(config, req.context),
+            "metadata": req.metadata or {}, "name": req.name or "Untitled",
+            "description": req.description, "version": 1, "created_at": now, "updated_at": now,
         }
         if await self.docs.insert(KIND, aid, doc):
             return doc
-        if if_exists == "do_nothing":
+        if req.if_exists == "do_nothing":
             existing = await self.docs.get(KIND, aid, access=access)
             if existing is not None:
                 return existing
@@ -121,40 +125,39 @@ class Assistants:
             return True
         return await self.docs.get(KIND, assistant["assistant_id"], access=access) is not None
 
-    def _query(self, body: dict[str, Any], access: AccessFilter | None) -> DocQuery:
-        graph_id = opt_str(body, "graph_id")
-        if graph_id is not None:
-            self._check_graph(graph_id)
-        return DocQuery(graph_id=graph_id, metadata=opt_dict(body, "metadata") or None,
-                        name_contains=opt_str(body, "name") or None, access=access)
+    def _query(self, req: AssistantCount, access: AccessFilter | None) -> DocQuery:
+        if req.graph_id is not None:
+            self._check_graph(req.graph_id)
+        return DocQuery(graph_id=req.graph_id, metadata=req.metadata or None,
+                        name_contains=req.name or None, access=access)
 
-    async def search(self, body: dict[str, Any], access: AccessFilter | None = None,
+    async def search(self, req: AssistantSearch, access: AccessFilter | None = None,
                      ) -> tuple[list[dict[str, Any]], int, int, int]:
         """``POST /assistants/search``: ``(page, total, offset, limit)``."""
-        limit = opt_int(body, "limit", 10, lo=1, hi=1000)
-        offset = opt_int(body, "offset", 0)
-        query = self._query(body, access)
-        sort_by, descending = sort_spec(body, SORTABLE, "created_at")
+        limit = req.limit if req.limit is not None else 10
+        offset = req.offset or 0
+        query = self._query(req, access)
+        sort_by, descending = sort_spec(req.sort_by, req.sort_order, "created_at")
         items = await self.docs.query(KIND, replace(query, sort_by=sort_by, descending=descending,
                                                     limit=limit, offset=offset))
         total = await self.docs.count(KIND, query)
-        select = opt_str_list(body, "select")
-        if select:
-            items = [{k: d.get(k) for k in select} for d in items]
+        if req.select:
+            items = [{k: d.get(k) for k in req.select} for d in items]
         return items, total, offset, limit
 
-    async def count(self, body: dict[str, Any], access: AccessFilter | None = None) -> int:
+    async def count(self, req: AssistantCount, access: AccessFilter | None = None) -> int:
         """``POST /assistants/count``."""
-        return await self.docs.count(KIND, self._query(body, access))
+        return await self.docs.count(KIND, self._query(req, access))
 
-    async def patch(self, assistant_id: str, body: dict[str, Any], access: AccessFilter | None = None) -> dict[str, Any]:
+    async def patch(self, assistant_id: str, req: AssistantPatch, access: AccessFilter | None = None,
+                    ) -> dict[str, Any]:
         """``PATCH /assistants/{id}``: change graph, config, context, metadata, name, description."""
         await self.get(assistant_id, access)
-        graph_id = opt_str(body, "graph_id")
+        graph_id = req.graph_id
         if graph_id is not None:
             self._check_graph(graph_id)
-        config, context, metadata = opt_dict(body, "config"), opt_dict(body, "context"), opt_dict(body, "metadata")
-        name, description = opt_str(body, "name"), opt_str(body, "description")
+        config, context, metadata = as_dict(req.config), req.context, req.metadata
+        name, description = req.name, req.description
 
         def change(doc: dict[str, Any]) -> None:
             if graph_id is not None:

@@ -2,23 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
-
-from stepgraph.server.errors import ApiError
 
 __all__ = ["pagination_headers", "select_fields", "sort_spec"]
 
 
-def sort_spec(body: dict[str, Any], allowed: Sequence[str], default: str) -> tuple[str, bool]:
-    """``(sort_by, descending)`` from a search body (newest first by default); 422 when invalid."""
-    key = body.get("sort_by") or default
-    if key not in allowed:
-        raise ApiError(422, f"Invalid 'sort_by': expected one of {', '.join(allowed)}.")
-    order = body.get("sort_order") or "desc"
-    if not isinstance(order, str) or order.lower() not in ("asc", "desc"):
-        raise ApiError(422, "Invalid 'sort_order': expected 'asc' or 'desc'.")
-    return key, order.lower() == "desc"
+def sort_spec(sort_by: str | None, sort_order: str | None, default: str) -> tuple[str, bool]:
+    """``(sort_by, descending)`` of a search (newest first by default).
+
+    The values come from the typed search models (``schemas``), whose ``Literal`` types
+    already refused any field the storage cannot sort by (``storage.records.SORT_COLUMNS``).
+    """
+    return sort_by or default, (sort_order or "desc") == "desc"
 
 
 def select_fields(doc: dict[str, Any], select: list[str] | None) -> dict[str, Any]:

@@ -10,16 +10,20 @@ from stepgraph.server.errors import ApiError
 from stepgraph.server.resources.common import sort_spec
 from stepgraph.server.storage.filters import AccessFilter, DocQuery
 from stepgraph.server.util import now_iso
-from stepgraph.server.validation import opt_dict, opt_enum, opt_int, opt_str, opt_str_list
 
 if TYPE_CHECKING:
+    from stepgraph.server.schemas.threads import (
+        ThreadCount,
+        ThreadCreate,
+        ThreadPatch,
+        ThreadSearch,
+    )
     from stepgraph.server.storage import DocStore
 
 __all__ = ["STATUSES", "Threads"]
 
 KIND = "thread"
 STATUSES = ("idle", "busy", "interrupted", "error")
-SORTABLE = ("thread_id", "status", "created_at", "updated_at", "state_updated_at")
 
 
 def new_thread_doc(thread_id: str, metadata: dict[str, Any] | None) -> dict[str, Any]:
@@ -44,14 +48,13 @@ class Threads:
     def __init__(self, docs: DocStore) -> None:
         self.docs = docs
 
-    async def create(self, body: dict[str, Any], access: AccessFilter | None = None) -> dict[str, Any]:
+    async def create(self, req: ThreadCreate, access: AccessFilter | None = None) -> dict[str, Any]:
         """``POST /threads`` (a client-chosen ``thread_id`` is allowed; 409 when taken)."""
-        thread_id = opt_str(body, "thread_id") or str(uuid.uuid4())
-        if_exists = opt_enum(body, "if_exists", ("raise", "do_nothing"), "raise")
-        doc = new_thread_doc(thread_id, opt_dict(body, "metadata"))
+        thread_id = req.thread_id or str(uuid.uuid4())
+        doc = new_thread_doc(thread_id, req.metadata)
         if await self.docs.insert(KIND, thread_id, doc):
             return public(doc)
-        if if_exists == "do_nothing":
+        if req.if_exists == "do_nothing":
             existing = await self.docs.get(KIND, thread_id, access=access)
             if existing is not None:
                 return public(existing)
@@ -83,22 +86,21 @@ class Threads:
             raise ApiError(404, f"Thread with ID {thread_id} not found")
         return doc
 
-    def _query(self, body: dict[str, Any], access: AccessFilter | None) -> DocQuery:
-        ids = opt_str_list(body, "ids")
+    def _query(self, req: ThreadCount, access: AccessFilter | None) -> DocQuery:
         return DocQuery(
-            ids=tuple(ids) if isinstance(ids, list) else None,
-            metadata=opt_dict(body, "metadata") or None, values=opt_dict(body, "values") or None,
-            status=opt_enum(body, "status", STATUSES, None), access=access,
+            ids=tuple(req.ids) if req.ids is not None else None,
+            metadata=req.metadata or None, values=req.values or None,
+            status=req.status, access=access,
         )
 
-    async def search(self, body: dict[str, Any], access: AccessFilter | None = None,
+    async def search(self, req: ThreadSearch, access: AccessFilter | None = None,
                      ) -> tuple[list[dict[str, Any]], int, int, int]:
         """``POST /threads/search``: ``(page, total, offset, limit)``."""
-        limit = opt_int(body, "limit", 10, lo=1, hi=10000)
-        offset = opt_int(body, "offset", 0)
-        query = self._query(body, access)
-        sort_by, descending = sort_spec(body, SORTABLE, "created_at")
-        select = opt_str_list(body, "select")
+        limit = req.limit if req.limit is not None else 10
+        offset = req.offset or 0
+        query = self._query(req, access)
+        sort_by, descending = sort_spec(req.sort_by, req.sort_order, "created_at")
+        select = req.select
         fields = frozenset(select) if select else None
         items = await self.docs.query(KIND, replace(query, sort_by=sort_by, descending=descending,
                                                     limit=limit, offset=offset, fields=fields))
@@ -108,9 +110,9 @@ class Threads:
             items = [{k: d.get(k) for k in select} for d in items]
         return items, total, offset, limit
 
-    async def count(self, body: dict[str, Any], access: AccessFilter | None = None) -> int:
+    async def count(self, req: ThreadCount, access: AccessFilter | None = None) -> int:
         """``POST /threads/count``."""
-        return await self.docs.count(KIND, self._query(body, access))
+        return await self.docs.count(KIND, self._query(req, access))
 
     async def ids(self, *, metadata: dict[str, Any] | None = None, access: AccessFilter | None = None) -> list[str]:
         """Ids of the threads whose metadata contains ``metadata`` (and pass ``access``)."""
@@ -130,10 +132,10 @@ class Threads:
 
         return await self.docs.update(KIND, thread_id, change)
 
-    async def patch(self, thread_id: str, body: dict[str, Any], access: AccessFilter | None = None) -> dict[str, Any]:
+    async def patch(self, thread_id: str, req: ThreadPatch, access: AccessFilter | None = None) -> dict[str, Any]:
         """``PATCH /threads/{id}``: merge metadata."""
         await self.get(thread_id, access)
-        metadata = opt_dict(body, "metadata") or {}
+        metadata = req.metadata or {}
         doc = await self.update(thread_id, merge_metadata=metadata)
         if doc is None:
             raise ApiError(404, f"Thread with ID {thread_id} not found")

@@ -8,13 +8,33 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from stepgraph.server.auth import authorize, authorize_body
+from stepgraph.server.auth import authorize, authorize_model
+from stepgraph.server.endpoint import operation
 from stepgraph.server.errors import ApiError, json_response
 from stepgraph.server.resources.common import pagination_headers
-from stepgraph.server.routes._common import ctx_of, engine_errors, no_content
-from stepgraph.server.validation import query_bool, read_body
+from stepgraph.server.routes._common import PAGINATION, ctx_of, engine_errors, no_content
+from stepgraph.server.schemas.assistants import (
+    Assistant,
+    AssistantCount,
+    AssistantCreate,
+    AssistantFields,
+    AssistantLatest,
+    AssistantPatch,
+    AssistantSearch,
+    AssistantVersions,
+    DeleteAssistantQuery,
+    GraphJson,
+    GraphQuery,
+    GraphSchema,
+    SubgraphSchema,
+    SubgraphsQuery,
+)
+from stepgraph.server.schemas.fields import Uuid
 
 __all__ = ["ROUTES"]
+
+_UUID_ONLY = (("assistant_id", Uuid),)
+"""These routes take an assistant UUID only (422 ``Invalid assistant ID: must be a UUID``)."""
 
 
 def _graph_json(drawable: Any) -> dict[str, Any]:
@@ -34,16 +54,6 @@ def _graph_json(drawable: Any) -> dict[str, Any]:
     edges = [{k: e[k] for k in ("source", "target", "data", "conditional") if k in e and e[k] is not None}
              for e in raw.get("edges", [])]
     return {"nodes": nodes, "edges": edges}
-
-
-def _xray(request: Request) -> bool | int:
-    raw = (request.query_params.get("xray") or "false").lower()
-    if raw in ("true", "false"):
-        return raw == "true"
-    try:
-        return max(int(raw), 0)
-    except ValueError:
-        raise ApiError(422, "Invalid 'xray': expected true, false or an integer.") from None
 
 
 def _state_schema(graph: Any, name: str) -> dict[str, Any] | None:
@@ -85,51 +95,56 @@ async def _assistant(request: Request, action: str = "read", **value: Any) -> di
     return await ctx_of(request).assistants.get(aid, access)
 
 
-async def create(request: Request) -> Response:
+@operation(body=AssistantCreate, ok=Assistant, errors=(404, 409))
+async def create(request: Request, body: AssistantCreate) -> Response:
     """Create an assistant for a registered graph (``if_exists``: raise or do_nothing)."""
-    body = await read_body(request)
-    access = await authorize_body(request, "assistants", "create", body,
-                                  ("assistant_id", "graph_id", "config", "context", "metadata", "if_exists", "name"))
+    body, access = await authorize_model(request, "assistants", "create", body,
+                                         ("assistant_id", "graph_id", "config", "context", "metadata", "if_exists",
+                                          "name"))
     return json_response(await ctx_of(request).assistants.create(body, access))
 
 
-async def search(request: Request) -> Response:
+@operation(body=AssistantSearch, ok=list[AssistantFields], errors=(404,), response_headers=PAGINATION)
+async def search(request: Request, body: AssistantSearch) -> Response:
     """Assistants matching ``graph_id``/``metadata``/``name``, newest first."""
-    body = await read_body(request)
-    access = await authorize_body(request, "assistants", "search", body, ("graph_id", "metadata", "limit", "offset"))
+    body, access = await authorize_model(request, "assistants", "search", body,
+                                         ("graph_id", "metadata", "limit", "offset"))
     items, total, offset, limit = await ctx_of(request).assistants.search(body, access)
     return json_response(items, headers=pagination_headers(offset, limit, len(items), total))
 
 
-async def count(request: Request) -> Response:
+@operation(body=AssistantCount, ok=int, errors=(404,))
+async def count(request: Request, body: AssistantCount) -> Response:
     """How many assistants match."""
-    body = await read_body(request)
-    access = await authorize_body(request, "assistants", "search", body, ("graph_id", "metadata"), limit=0, offset=0)
+    body, access = await authorize_model(request, "assistants", "search", body, ("graph_id", "metadata"),
+                                         limit=0, offset=0)
     return json_response(await ctx_of(request).assistants.count(body, access))
 
 
+@operation(ok=Assistant, errors=(404,), path_doc=_UUID_ONLY)
 async def get(request: Request) -> Response:
     """An assistant by UUID."""
     return json_response(await _assistant(request))
 
 
-async def patch(request: Request) -> Response:
+@operation(body=AssistantPatch, ok=Assistant, errors=(404,), path_doc=_UUID_ONLY)
+async def patch(request: Request, body: AssistantPatch) -> Response:
     """Change an assistant (a new version)."""
     ctx = ctx_of(request)
     aid = request.path_params["assistant_id"]
-    body = await read_body(request)
-    access = await authorize_body(request, "assistants", "update", body,
-                                  ("graph_id", "config", "context", "metadata", "name"), assistant_id=aid)
+    body, access = await authorize_model(request, "assistants", "update", body,
+                                         ("graph_id", "config", "context", "metadata", "name"), assistant_id=aid)
     return json_response(await ctx.assistants.patch(aid, body, access))
 
 
-async def delete(request: Request) -> Response:
+@operation(query=DeleteAssistantQuery, status=204, errors=(404,), path_doc=_UUID_ONLY)
+async def delete(request: Request, query: DeleteAssistantQuery) -> Response:
     """Delete an assistant (``?delete_threads=true`` also deletes the threads it ran on)."""
     ctx = ctx_of(request)
     aid = request.path_params["assistant_id"]
     access = await authorize(request, "assistants", "delete", {"assistant_id": aid})
     await ctx.assistants.delete(aid, access)
-    if query_bool(request, "delete_threads"):
+    if query.delete_threads:
         for thread_id in await ctx.threads.ids(metadata={"assistant_id": aid}):
             allowed = await authorize(request, "threads", "delete", {"thread_id": thread_id})
             if await ctx.threads.find(thread_id, allowed) is not None:
@@ -137,7 +152,8 @@ async def delete(request: Request) -> Response:
     return no_content()
 
 
-async def graph(request: Request) -> Response:
+@operation(query=GraphQuery, ok=GraphJson, errors=(404,))
+async def graph(request: Request, query: GraphQuery) -> Response:
     """The drawable graph (``?xray=`` expands subgraphs); a graph id is accepted too."""
     ctx = ctx_of(request)
     ref = request.path_params["assistant_id"]
@@ -145,9 +161,10 @@ async def graph(request: Request) -> Response:
     assistant = await ctx.assistants.resolve(ref, status=404, access=access)
     compiled = await _graph_of(request, assistant)
     with engine_errors(422):
-        return json_response(_graph_json(compiled.get_graph(xray=_xray(request))))
+        return json_response(_graph_json(compiled.get_graph(xray=query.xray)))
 
 
+@operation(ok=GraphSchema, errors=(404,), path_doc=_UUID_ONLY)
 async def schemas(request: Request) -> Response:
     """Input, output, state, config and context JSON schemas of the assistant's graph."""
     assistant = await _assistant(request)
@@ -155,28 +172,30 @@ async def schemas(request: Request) -> Response:
     return json_response({"graph_id": assistant["graph_id"], **_schemas(compiled, assistant["graph_id"])})
 
 
-async def subgraphs(request: Request) -> Response:
+@operation(query=SubgraphsQuery, ok=dict[str, SubgraphSchema], errors=(404,), path_doc=_UUID_ONLY)
+async def subgraphs(request: Request, query: SubgraphsQuery) -> Response:
     """Schemas of the subgraphs (``/subgraphs/{namespace}`` for one; ``?recurse=true``)."""
     assistant = await _assistant(request)
     compiled = await _graph_of(request, assistant)
     namespace = request.path_params.get("namespace")
     with engine_errors(404):
-        found = list(compiled.get_subgraphs(namespace=namespace, recurse=query_bool(request, "recurse")))
+        found = list(compiled.get_subgraphs(namespace=namespace, recurse=query.recurse))
     return json_response({name: _schemas(sub, getattr(sub, "name", name) or name) for name, sub in found})
 
 
-async def versions(request: Request) -> Response:
+@operation(body=AssistantVersions, ok=list[Assistant], errors=(404,), path_doc=_UUID_ONLY)
+async def versions(request: Request, body: AssistantVersions) -> Response:
     """The assistant's versions (only the current one is kept)."""
     assistant = await _assistant(request)
     return json_response([assistant])
 
 
-async def set_latest(request: Request) -> Response:
+@operation(body=AssistantLatest, ok=Assistant, errors=(404,), path_doc=_UUID_ONLY)
+async def set_latest(request: Request, body: AssistantLatest) -> Response:
     """Select the current version (only the current one is kept)."""
-    body = await read_body(request)
-    assistant = await _assistant(request, "update", version=body.get("version"))
-    if body.get("version") not in (None, assistant.get("version")):
-        raise ApiError(404, f"Version {body.get('version')} of assistant {assistant['assistant_id']} not found.")
+    assistant = await _assistant(request, "update", version=body.version)
+    if body.version not in (None, assistant.get("version")):
+        raise ApiError(404, f"Version {body.version} of assistant {assistant['assistant_id']} not found.")
     return json_response(assistant)
 
 

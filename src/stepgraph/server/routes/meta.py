@@ -8,7 +8,10 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from stepgraph.server.endpoint import operation
 from stepgraph.server.errors import json_response
+from stepgraph.server.schemas.fields import JsonObject
+from stepgraph.server.schemas.meta import Info, Ok
 
 __all__ = ["ROUTES", "server_version"]
 
@@ -21,11 +24,13 @@ def server_version() -> str:
         return "0.0.0"
 
 
+@operation(ok=Ok)
 async def ok(request: Request) -> Response:
     """Health check."""
     return json_response({"ok": True, "services": {}})
 
 
+@operation(ok=Info)
 async def info(request: Request) -> Response:
     """Server version and feature flags."""
     ctx = request.app.state.ctx
@@ -41,17 +46,21 @@ async def info(request: Request) -> Response:
     })
 
 
+@operation(ok=JsonObject)
 async def openapi(request: Request) -> Response:
     """The OpenAPI document of this server."""
     from stepgraph.server.openapi import build_openapi
 
-    doc = build_openapi(request.app.routes, server_version())
-    authorizer = request.app.state.ctx.authorizer
-    if authorizer is not None:
-        from stepgraph.server.auth.openapi import apply_security
+    state = request.app.state
+    if getattr(state, "openapi", None) is None:
+        doc = build_openapi(request.app.routes, server_version(), graph_ids=state.ctx.registry.ids)
+        authorizer = state.ctx.authorizer
+        if authorizer is not None:
+            from stepgraph.server.auth.openapi import apply_auth
 
-        apply_security(doc, authorizer.config.openapi)
-    return json_response(doc)
+            apply_auth(doc, authorizer.config.openapi)
+        state.openapi = doc
+    return json_response(state.openapi)
 
 
 ROUTES = [

@@ -2,24 +2,38 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
 from stepgraph.server.auth import authorize
+from stepgraph.server.endpoint import operation
 from stepgraph.server.errors import ApiError, json_response
-from stepgraph.server.resources.runs import ACTIVE, RUN_STATUSES, public
-from stepgraph.server.routes._common import ctx_of, no_content, run_for, thread_for
-from stepgraph.server.runtime.eventlog import parse_event_id
-from stepgraph.server.sse import run_sse, thread_sse, wait_response
-from stepgraph.server.validation import (
-    opt_enum,
-    opt_str,
-    opt_str_list,
-    query_bool,
-    query_int,
-    read_body,
+from stepgraph.server.resources.runs import ACTIVE, public
+from stepgraph.server.routes._common import (
+    RUN_LOCATION,
+    ctx_of,
+    no_content,
+    run_for,
+    thread_for,
+    url_path,
 )
+from stepgraph.server.runtime.eventlog import parse_event_id
+from stepgraph.server.schemas.fields import JsonObject
+from stepgraph.server.schemas.runs import (
+    CancelManyQuery,
+    CancelQuery,
+    JoinQuery,
+    JoinStreamQuery,
+    ListRunsQuery,
+    Run,
+    RunFields,
+    RunsCancel,
+    ThreadStreamQuery,
+)
+from stepgraph.server.sse import run_sse, thread_sse, wait_response
 
 __all__ = ["ROUTES"]
 
@@ -28,16 +42,18 @@ def _thread(request: Request) -> str | None:
     return request.path_params.get("thread_id")
 
 
-def _modes(request: Request) -> set[str] | None:
+def _modes(stream_mode: list[str]) -> set[str] | None:
     """The ``stream_mode`` query filter (``messages-tuple`` events are named ``messages``)."""
-    modes = {("messages" if m == "messages-tuple" else m)
-             for raw in request.query_params.getlist("stream_mode") for m in raw.split(",") if m}
+    modes = {("messages" if m == "messages-tuple" else m) for m in stream_mode}
     modes.discard("run_modes")
     return modes or None
 
 
-def _cancel_on_disconnect(request: Request, run_id: str):  # noqa: ANN202 - optional callback
-    if not query_bool(request, "cancel_on_disconnect"):
+_LAST_EVENT_ID = (("Last-Event-ID", "Replay a resumable run's events after this id (0: all of them)."),)
+
+
+def _cancel_on_disconnect(request: Request, run_id: str, wanted: bool):  # noqa: ANN202 - optional callback
+    if not wanted:
         return None
     ctx = ctx_of(request)
 
@@ -49,13 +65,15 @@ def _cancel_on_disconnect(request: Request, run_id: str):  # noqa: ANN202 - opti
     return cancel
 
 
+@operation(ok=Run, errors=(404,))
 async def get_run(request: Request) -> Response:
     """A run."""
     run = await run_for(request, "read", _thread(request), request.path_params["run_id"])
     return json_response(public(run))
 
 
-async def list_runs(request: Request) -> Response:
+@operation(query=ListRunsQuery, ok=list[RunFields], errors=(404,))
+async def list_runs(request: Request, query: ListRunsQuery) -> Response:
     """A thread's runs, newest first (``limit``, ``offset``, ``status``, ``select``)."""
     ctx = ctx_of(request)
     thread_id = request.path_params["thread_id"]
@@ -63,18 +81,15 @@ async def list_runs(request: Request) -> Response:
     listed = await authorize(request, "threads", "search", {"thread_id": thread_id, "metadata": {}})
     if listed is not None and await ctx.threads.find(thread_id, listed) is None:
         return json_response([])
-    status = request.query_params.get("status") or None
-    if status is not None and status not in RUN_STATUSES:
-        raise ApiError(422, f"Invalid 'status': expected one of {', '.join(RUN_STATUSES)}.")
-    runs = await ctx.runs.list(thread_id, limit=query_int(request, "limit", 10, lo=1),
-                               offset=query_int(request, "offset", 0), status=status)
-    select = [s for s in request.query_params.getlist("select") if s]
+    runs = await ctx.runs.list(thread_id, limit=query.limit, offset=query.offset, status=query.status)
+    select = query.select
     out = [public(r) for r in runs]
     if select:
         out = [{k: r.get(k) for k in select} for r in out]
     return json_response(out)
 
 
+@operation(status=204, errors=(404, 409))
 async def delete_run(request: Request) -> Response:
     """Delete a finished run (409 while it is pending or running)."""
     ctx = ctx_of(request)
@@ -85,69 +100,65 @@ async def delete_run(request: Request) -> Response:
     return no_content()
 
 
-async def join_run(request: Request) -> Response:
+@operation(query=JoinQuery, ok=Any, errors=(404,), response_headers=RUN_LOCATION)
+async def join_run(request: Request, query: JoinQuery) -> Response:
     """Wait for a run and answer its final values (like ``wait``)."""
     ctx = ctx_of(request)
     run = await run_for(request, "read", _thread(request), request.path_params["run_id"])
-    base = f"/threads/{run['thread_id']}/runs/{run['run_id']}"
+    base = url_path("threads", run["thread_id"], "runs", run["run_id"])
     return wait_response(ctx.service.outcome(run), heartbeat=ctx.settings.heartbeat,
                          headers={"Location": f"{base}/join", "Content-Location": base},
-                         on_disconnect=_cancel_on_disconnect(request, run["run_id"]))
+                         on_disconnect=_cancel_on_disconnect(request, run["run_id"], query.cancel_on_disconnect))
 
 
-async def join_stream(request: Request) -> Response:
+@operation(query=JoinStreamQuery, media="text/event-stream", errors=(404, 410), headers=_LAST_EVENT_ID,
+           response_headers=RUN_LOCATION)
+async def join_stream(request: Request, query: JoinStreamQuery) -> Response:
     """Follow a run's events (SSE); ``Last-Event-ID`` replays a resumable run's stored events."""
     ctx = ctx_of(request)
     thread_id = _thread(request)
     run = await run_for(request, "read", thread_id, request.path_params["run_id"])
-    modes = _modes(request)
+    modes = _modes(query.stream_mode)
     log, after, live = ctx.service.stream_plan(run, parse_event_id(request.headers.get("last-event-id")))
-    base = f"/threads/{run['thread_id']}/runs/{run['run_id']}" if thread_id else f"/runs/{run['run_id']}"
+    base = url_path("threads", run["thread_id"], "runs", run["run_id"]) if thread_id else url_path("runs", run["run_id"])
     return run_sse(log, headers={"Location": f"{base}/stream", "Content-Location": base}, with_ids=True,
                    heartbeat=ctx.settings.heartbeat, after=after, live=live, modes=modes,
-                   on_disconnect=_cancel_on_disconnect(request, run["run_id"]))
+                   on_disconnect=_cancel_on_disconnect(request, run["run_id"], query.cancel_on_disconnect))
 
 
-async def cancel_run(request: Request) -> Response:
-    """Cancel a pending or running run (``wait``, ``action=interrupt|rollback``)."""
+@operation(query=CancelQuery, ok=JsonObject, errors=(404,))
+async def cancel_run(request: Request, query: CancelQuery) -> Response:
+    """Cancel a pending or running run (``wait``, ``action=interrupt|rollback``); 202 unless ``wait``."""
     ctx = ctx_of(request)
-    action = request.query_params.get("action") or "interrupt"
-    if action not in ("interrupt", "rollback"):
-        raise ApiError(422, "Invalid 'action': expected 'interrupt' or 'rollback'.")
-    wait = query_bool(request, "wait")
     run_id = request.path_params["run_id"]
-    run = await run_for(request, "update", _thread(request), run_id, action=action,
+    run = await run_for(request, "update", _thread(request), run_id, action=query.action,
                         metadata={"run_ids": [run_id], "status": None})
-    await ctx.service.cancel(run["thread_id"], run_id, action=action, wait=wait)
-    return json_response({}) if wait else no_content(202)
+    await ctx.service.cancel(run["thread_id"], run_id, action=query.action, wait=query.wait)
+    return json_response({}) if query.wait else no_content(202)
 
 
-async def cancel_many(request: Request) -> Response:
+@operation(body=RunsCancel, query=CancelManyQuery, status=204)
+async def cancel_many(request: Request, body: RunsCancel, query: CancelManyQuery) -> Response:
     """Cancel runs by thread and ids, or every run with a status (``pending``/``running``/``all``)."""
     ctx = ctx_of(request)
-    body = await read_body(request)
-    action = request.query_params.get("action") or "interrupt"
-    if action not in ("interrupt", "rollback"):
-        raise ApiError(422, "Invalid 'action': expected 'interrupt' or 'rollback'.")
-    thread_id = opt_str(body, "thread_id")
-    run_ids = opt_str_list(body, "run_ids")
-    status = opt_enum(body, "status", ("pending", "running", "all"), None)
+    thread_id, run_ids, status = body.thread_id, body.run_ids, body.status
     if status is None and not (thread_id and run_ids):
         raise ApiError(422, "Provide either 'status', or 'thread_id' with 'run_ids'.")
     access = await authorize(request, "threads", "update", {
-        "thread_id": thread_id, "action": action, "metadata": {"run_ids": run_ids, "status": status}})
-    await ctx.service.cancel_many(thread_id=thread_id, run_ids=run_ids if isinstance(run_ids, list) else None,
-                                  status=status, action=action, access=access)
+        "thread_id": thread_id, "action": query.action, "metadata": {"run_ids": run_ids, "status": status}})
+    await ctx.service.cancel_many(thread_id=thread_id, run_ids=run_ids, status=status, action=query.action,
+                                  access=access)
     return no_content()
 
 
-async def thread_stream(request: Request) -> Response:
+@operation(query=ThreadStreamQuery, media="text/event-stream", errors=(404,))
+async def thread_stream(request: Request, query: ThreadStreamQuery) -> Response:
     """Follow every run of a thread (SSE) until the client disconnects."""
     ctx = ctx_of(request)
     thread_id = request.path_params["thread_id"]
     await thread_for(request, "read", thread_id)
     return thread_sse(ctx.queue, thread_id, headers={}, heartbeat=ctx.settings.heartbeat,
-                      modes=_modes(request))
+                      modes=_modes(query.stream_mode))
 
 
 ROUTES = [

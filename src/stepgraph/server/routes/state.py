@@ -9,21 +9,24 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from stepgraph.server.auth import authorize
+from stepgraph.server.endpoint import operation
 from stepgraph.server.errors import ApiError, json_response
 from stepgraph.server.routes._common import ctx_of, engine_errors, thread_for
-from stepgraph.server.snapshots import EMPTY_STATE, thread_state
-from stepgraph.server.validation import (
-    opt_bool,
-    opt_dict,
-    opt_int,
-    opt_str,
-    query_bool,
-    query_int,
-    read_body,
+from stepgraph.server.schemas.fields import as_dict
+from stepgraph.server.schemas.threads import (
+    HistoryQuery,
+    HistoryRequest,
+    StateCheckpointRequest,
+    StateQuery,
+    StateUpdate,
+    StateUpdateResponse,
+    ThreadState,
 )
+from stepgraph.server.snapshots import EMPTY_STATE, thread_state
 
 if TYPE_CHECKING:
     from stepgraph.server.context import ServerContext
+    from stepgraph.server.schemas.threads import Superstep
 
 __all__ = ["ROUTES", "apply_supersteps"]
 
@@ -52,30 +55,29 @@ async def _state(request: Request, checkpoint: dict[str, Any] | None, subgraphs:
     return json_response(thread_state(snap))
 
 
-async def get_state(request: Request) -> Response:
+@operation(query=StateQuery, ok=ThreadState, errors=(404,))
+async def get_state(request: Request, query: StateQuery) -> Response:
     """The latest state of a thread (``?subgraphs=true`` nests pending subgraphs' states)."""
-    return await _state(request, None, query_bool(request, "subgraphs"))
+    return await _state(request, None, query.subgraphs)
 
 
-async def get_state_at(request: Request) -> Response:
+@operation(query=StateQuery, ok=ThreadState, errors=(404,))
+async def get_state_at(request: Request, query: StateQuery) -> Response:
     """The state at one checkpoint."""
     checkpoint = {"checkpoint_id": request.path_params["checkpoint_id"]}
-    return await _state(request, checkpoint, query_bool(request, "subgraphs"))
+    return await _state(request, checkpoint, query.subgraphs)
 
 
-async def post_state_checkpoint(request: Request) -> Response:
+@operation(body=StateCheckpointRequest, ok=ThreadState, errors=(404,))
+async def post_state_checkpoint(request: Request, body: StateCheckpointRequest) -> Response:
     """The state at ``checkpoint`` (only ``thread_id`` in it means the latest)."""
-    body = await read_body(request)
-    checkpoint = opt_dict(body, "checkpoint")
-    if checkpoint is None:
-        raise ApiError(422, "Field 'checkpoint' is required and must be an object.")
-    return await _state(request, checkpoint, opt_bool(body, "subgraphs"))
+    return await _state(request, as_dict(body.checkpoint), bool(body.subgraphs))
 
 
-async def update_state(request: Request) -> Response:
+@operation(body=StateUpdate, ok=StateUpdateResponse, errors=(400, 404, 409))
+async def update_state(request: Request, body: StateUpdate) -> Response:
     """Apply ``values`` as if ``as_node`` had returned them; answers the new checkpoint."""
     ctx = ctx_of(request)
-    body = await read_body(request)
     thread_id = request.path_params["thread_id"]
     allowed = await authorize(request, "threads", "update", {"thread_id": thread_id})
     thread = await thread_for(request, "read", thread_id)
@@ -84,9 +86,9 @@ async def update_state(request: Request) -> Response:
     if ctx.queue.active(thread["thread_id"]):
         raise ApiError(409, "Thread is busy: wait for its runs to finish before updating its state.")
     graph = await ctx.thread_graph(thread)
-    config = _config(thread["thread_id"], opt_dict(body, "checkpoint"), opt_str(body, "checkpoint_id"))
+    config = _config(thread["thread_id"], as_dict(body.checkpoint), body.checkpoint_id)
     with engine_errors(400):
-        saved = await graph.aupdate_state(config, body.get("values"), as_node=opt_str(body, "as_node"))
+        saved = await graph.aupdate_state(config, body.values, as_node=body.as_node)
     await ctx.refresh_thread(thread["thread_id"], graph=graph)
     conf = saved["configurable"]
     checkpoint = {"thread_id": conf.get("thread_id"), "checkpoint_ns": conf.get("checkpoint_ns", ""),
@@ -114,33 +116,25 @@ async def _history(request: Request, *, limit: int, before: Any, metadata: dict[
     return json_response(states)
 
 
-async def post_history(request: Request) -> Response:
+@operation(body=HistoryRequest, ok=list[ThreadState], errors=(404,))
+async def post_history(request: Request, body: HistoryRequest) -> Response:
     """Past states, newest first (``limit``, ``before``, ``metadata`` filter, ``checkpoint``)."""
-    body = await read_body(request)
-    before = body.get("before")
-    if before is not None and not isinstance(before, (str, dict)):
-        raise ApiError(422, "Invalid 'before': expected a checkpoint id or a checkpoint object.")
-    return await _history(request, limit=opt_int(body, "limit", 10, lo=1), before=before,
-                          metadata=opt_dict(body, "metadata"), checkpoint=opt_dict(body, "checkpoint"))
+    before = body.before if body.before is None or isinstance(body.before, str) else as_dict(body.before)
+    return await _history(request, limit=body.limit or 10, before=before,
+                          metadata=body.metadata, checkpoint=as_dict(body.checkpoint))
 
 
-async def get_history(request: Request) -> Response:
+@operation(query=HistoryQuery, ok=list[ThreadState], errors=(404,))
+async def get_history(request: Request, query: HistoryQuery) -> Response:
     """Past states, newest first (``?limit=&before=<checkpoint_id>``)."""
-    return await _history(request, limit=query_int(request, "limit", 10, lo=1),
-                          before=request.query_params.get("before") or None, metadata=None, checkpoint=None)
+    return await _history(request, limit=query.limit, before=query.before or None, metadata=None,
+                          checkpoint=None)
 
 
-async def apply_supersteps(ctx: ServerContext, thread: dict[str, Any], supersteps: Any) -> None:
+async def apply_supersteps(ctx: ServerContext, thread: dict[str, Any], supersteps: list[Superstep]) -> None:
     """Seed a new thread's state: ``[{"updates": [{"values", "as_node"}...]}...]``."""
-    if not isinstance(supersteps, list):
-        raise ApiError(422, "Invalid 'supersteps': expected a list.")
     graph = await ctx.thread_graph(thread)
-    steps = []
-    for step in supersteps:
-        updates = step.get("updates") if isinstance(step, dict) else None
-        if not isinstance(updates, list) or not updates:
-            raise ApiError(422, "Invalid 'supersteps': each step needs a non-empty 'updates' list.")
-        steps.append([(u.get("values"), u.get("as_node")) for u in updates if isinstance(u, dict)])
+    steps = [[(u.values, u.as_node) for u in step.updates] for step in supersteps]
     with engine_errors(400):
         await graph.abulk_update_state({"configurable": {"thread_id": thread["thread_id"]}}, steps)
     await ctx.refresh_thread(thread["thread_id"], graph=graph)

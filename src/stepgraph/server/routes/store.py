@@ -10,23 +10,25 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from stepgraph.server.auth import authorize, request_auth, store_filter
+from stepgraph.server.endpoint import operation
 from stepgraph.server.errors import ApiError, json_response
 from stepgraph.server.routes._common import ctx_of, no_content
-from stepgraph.server.validation import opt_dict, opt_int, opt_str, read_body, req_str
+from stepgraph.server.schemas.fields import NamespacePrefix, StoreKey
+from stepgraph.server.schemas.store import (
+    GetItemQuery,
+    Item,
+    NamespacesResponse,
+    SearchItemsResponse,
+    StoreDelete,
+    StoreListNamespaces,
+    StorePut,
+    StoreSearch,
+)
+from stepgraph.server.validation import validate
 
 __all__ = ["ROUTES"]
 
 logger = logging.getLogger("stepgraph.server")
-
-
-def _namespace(value: Any, name: str, *, allow_empty: bool = False) -> tuple[str, ...]:
-    if value is None and allow_empty:
-        return ()
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value) or (not value and not allow_empty):
-        raise ApiError(422, f"Invalid '{name}': expected a list of strings.")
-    if any("." in v or not v for v in value):
-        raise ApiError(422, f"Invalid '{name}': labels must be non-empty and must not contain '.'.")
-    return tuple(value)
 
 
 def _item(item: Any) -> dict[str, Any]:
@@ -55,29 +57,33 @@ async def _authorized(request: Request, action: str, event: dict[str, Any]) -> b
 _WARNED: set[str] = set()
 
 
+def _namespace(event: dict[str, Any], name: str = "namespace") -> tuple[str, ...]:
+    """The namespace (or prefix) an auth handler left in ``event[name]``, checked as a client's would be."""
+    return tuple(validate(NamespacePrefix, list(event.get(name) or ()), name=name))
+
+
+def _key(event: dict[str, Any]) -> str:
+    return validate(StoreKey, event.get("key"), name="key")
+
+
 def _store_errors(exc: Exception) -> ApiError:
     return ApiError(422, f"{type(exc).__name__}: {exc}")
 
 
-async def put_item(request: Request) -> Response:
+@operation(body=StorePut, status=204)
+async def put_item(request: Request, body: StorePut) -> Response:
     """Store ``value`` at ``(namespace, key)`` (``index``, ``ttl`` in minutes)."""
     ctx = ctx_of(request)
-    body = await read_body(request)
-    namespace = _namespace(body.get("namespace"), "namespace")
-    key = req_str(body, "key")
-    value = opt_dict(body, "value")
-    if value is None:
-        raise ApiError(422, "Field 'value' is required and must be an object.")
-    index = body.get("index")
-    if index is not None and index is not False and not isinstance(index, list):
-        raise ApiError(422, "Invalid 'index': expected false or a list of field paths.")
-    event = {"namespace": namespace, "key": key, "value": value, "index": index, "ttl": body.get("ttl")}
-    if await _authorized(request, "put", event):
-        namespace, key = _namespace(list(event["namespace"]), "namespace"), event["key"]
-        value, index = event["value"], event["index"]
+    namespace, key, value, index = tuple(body.namespace), body.key, body.value, body.index
+    event = {"namespace": namespace, "key": key, "value": value, "index": index, "ttl": body.ttl}
+    ttl = body.ttl
+    if await _authorized(request, "put", event):  # what the handler left is checked as a client's body
+        checked = validate(StorePut, {**event, "namespace": list(event.get("namespace") or ())})
+        namespace, key, value, index, ttl = (tuple(checked.namespace), checked.key, checked.value,
+                                             checked.index, checked.ttl)
     kwargs: dict[str, Any] = {}
-    if event.get("ttl") is not None:
-        kwargs["ttl"] = event["ttl"]
+    if ttl is not None:
+        kwargs["ttl"] = ttl
     try:
         await ctx.backend.store.aput(namespace, key, value, index, **kwargs)
     except (ValueError, NotImplementedError, TypeError) as exc:
@@ -85,37 +91,29 @@ async def put_item(request: Request) -> Response:
     return no_content()
 
 
-async def get_item(request: Request) -> Response:
+@operation(query=GetItemQuery, ok=Item | None)
+async def get_item(request: Request, query: GetItemQuery) -> Response:
     """The item (JSON ``null`` when missing); ``namespace`` is dot-joined in the query."""
     ctx = ctx_of(request)
-    key = request.query_params.get("key")
-    if not key:
-        raise ApiError(422, "Query parameter 'key' is required.")
-    raw = request.query_params.get("namespace") or ""
-    namespace = tuple(raw.split(".")) if raw else ()
-    refresh = request.query_params.get("refresh_ttl")
-    event = {"namespace": namespace, "key": key,
-             "refresh_ttl": None if refresh is None else refresh.lower() == "true"}
+    namespace, key = tuple(query.namespace), query.key
+    event = {"namespace": namespace, "key": key, "refresh_ttl": query.refresh_ttl}
     if await _authorized(request, "get", event):
-        namespace = _namespace(list(event["namespace"]), "namespace", allow_empty=True)
-        key = event["key"]
+        namespace, key = _namespace(event), _key(event)
     try:
-        item = await ctx.backend.store.aget(namespace, key, refresh_ttl=event["refresh_ttl"])
+        item = await ctx.backend.store.aget(namespace, key, refresh_ttl=query.refresh_ttl)
     except ValueError as exc:
         raise _store_errors(exc) from None
     return json_response(None if item is None else _item(item))
 
 
-async def delete_item(request: Request) -> Response:
+@operation(body=StoreDelete, status=204)
+async def delete_item(request: Request, body: StoreDelete) -> Response:
     """Delete the item at ``(namespace, key)``."""
     ctx = ctx_of(request)
-    body = await read_body(request)
-    namespace = _namespace(body.get("namespace"), "namespace", allow_empty=True)
-    key = req_str(body, "key")
+    namespace, key = tuple(body.namespace or ()), body.key
     event = {"namespace": namespace, "key": key}
     if await _authorized(request, "delete", event):
-        namespace = _namespace(list(event["namespace"]), "namespace", allow_empty=True)
-        key = event["key"]
+        namespace, key = _namespace(event), _key(event)
     try:
         await ctx.backend.store.adelete(namespace, key)
     except ValueError as exc:
@@ -123,17 +121,16 @@ async def delete_item(request: Request) -> Response:
     return no_content()
 
 
-async def search_items(request: Request) -> Response:
+@operation(body=StoreSearch, ok=SearchItemsResponse)
+async def search_items(request: Request, body: StoreSearch) -> Response:
     """Items under ``namespace_prefix`` matching ``filter`` (ranked by ``query`` with an index)."""
     ctx = ctx_of(request)
-    body = await read_body(request)
-    prefix = _namespace(body.get("namespace_prefix"), "namespace_prefix", allow_empty=True)
-    event = {"namespace": prefix, "filter": opt_dict(body, "filter"), "limit": opt_int(body, "limit", 10, lo=0),
-             "offset": opt_int(body, "offset", 0), "query": opt_str(body, "query"),
-             "refresh_ttl": body.get("refresh_ttl") if isinstance(body.get("refresh_ttl"), bool) else None}
+    prefix = tuple(body.namespace_prefix or ())
+    event = {"namespace": prefix, "filter": body.filter, "limit": 10 if body.limit is None else body.limit,
+             "offset": body.offset or 0, "query": body.query, "refresh_ttl": body.refresh_ttl}
     access = await authorize(request, "store", "search", event)
     if request_auth(request) is not None:
-        prefix = _namespace(list(event["namespace"] or ()), "namespace_prefix", allow_empty=True)
+        prefix = _namespace(event, "namespace")
         event["filter"] = store_filter(event.get("filter"), access)
         if event["filter"] is None:  # the handler's filter and the client's cannot both hold
             return json_response({"items": []})
@@ -146,20 +143,17 @@ async def search_items(request: Request) -> Response:
     return json_response({"items": [_item(i) for i in items]})
 
 
-async def list_namespaces(request: Request) -> Response:
+@operation(body=StoreListNamespaces, ok=NamespacesResponse)
+async def list_namespaces(request: Request, body: StoreListNamespaces) -> Response:
     """Namespaces holding items (``prefix``, ``suffix``, ``max_depth``, ``limit``, ``offset``)."""
     ctx = ctx_of(request)
-    body = await read_body(request)
-    prefix = _namespace(body.get("prefix"), "prefix", allow_empty=True) if body.get("prefix") else None
-    suffix = _namespace(body.get("suffix"), "suffix", allow_empty=True) if body.get("suffix") else None
-    max_depth = body.get("max_depth")
-    if max_depth is not None and (isinstance(max_depth, bool) or not isinstance(max_depth, int) or max_depth < 1):
-        raise ApiError(422, "Invalid 'max_depth': expected a positive integer.")
-    event = {"namespace": prefix, "suffix": suffix, "max_depth": max_depth,
-             "limit": opt_int(body, "limit", 100, lo=0), "offset": opt_int(body, "offset", 0)}
+    prefix = tuple(body.prefix) if body.prefix else None
+    suffix = tuple(body.suffix) if body.suffix else None
+    event = {"namespace": prefix, "suffix": suffix, "max_depth": body.max_depth,
+             "limit": 100 if body.limit is None else body.limit, "offset": body.offset or 0}
     if await _authorized(request, "list_namespaces", event):
-        prefix = _namespace(list(event["namespace"]), "prefix", allow_empty=True) if event["namespace"] else None
-        suffix = _namespace(list(event["suffix"]), "suffix", allow_empty=True) if event["suffix"] else None
+        prefix = _namespace(event) or None
+        suffix = _namespace(event, "suffix") or None
     try:
         found = await ctx.backend.store.alist_namespaces(
             prefix=prefix, suffix=suffix, max_depth=event["max_depth"],

@@ -8,25 +8,36 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from stepgraph.server.auth import authorize, authorize_body, request_auth
+from stepgraph.server.auth import authorize, authorize_model, request_auth
 from stepgraph.server.checkpoints import copy_checkpoints
+from stepgraph.server.endpoint import operation
 from stepgraph.server.errors import ApiError, json_response
 from stepgraph.server.resources.common import pagination_headers
 from stepgraph.server.resources.threads import new_thread_doc, public
-from stepgraph.server.routes._common import ctx_of, no_content, thread_for
-from stepgraph.server.validation import opt_enum, opt_str_list, read_body
+from stepgraph.server.routes._common import PAGINATION, ctx_of, no_content, thread_for
+from stepgraph.server.schemas.threads import (
+    PruneResponse,
+    Thread,
+    ThreadCount,
+    ThreadCreate,
+    ThreadFields,
+    ThreadPatch,
+    ThreadPrune,
+    ThreadSearch,
+)
 
 __all__ = ["ROUTES"]
 
 
-async def create_thread(request: Request) -> Response:
+@operation(body=ThreadCreate, ok=Thread, errors=(400, 409))
+async def create_thread(request: Request, body: ThreadCreate) -> Response:
     """Create a thread (optionally with a chosen ``thread_id``; ``if_exists``)."""
     ctx = ctx_of(request)
-    body = await read_body(request)
-    supersteps = body.get("supersteps")
-    if request_auth(request) is not None and not body.get("thread_id"):
-        body["thread_id"] = str(uuid.uuid4())  # the handler sees the id, as on LangGraph
-    access = await authorize_body(request, "threads", "create", body, ("thread_id", "metadata", "if_exists", "ttl"))
+    supersteps = body.supersteps
+    if request_auth(request) is not None and not body.thread_id:
+        body = body.model_copy(update={"thread_id": str(uuid.uuid4())})  # the handler sees the id, as on LangGraph
+    body, access = await authorize_model(request, "threads", "create", body,
+                                         ("thread_id", "metadata", "if_exists", "ttl"))
     thread = await ctx.threads.create(body, access)
     if supersteps:
         from stepgraph.server.routes.state import apply_supersteps
@@ -36,37 +47,39 @@ async def create_thread(request: Request) -> Response:
     return json_response(thread)
 
 
-async def search_threads(request: Request) -> Response:
+@operation(body=ThreadSearch, ok=list[ThreadFields], response_headers=PAGINATION)
+async def search_threads(request: Request, body: ThreadSearch) -> Response:
     """Threads matching ``ids``/``metadata``/``values``/``status``, newest first."""
-    body = await read_body(request)
-    access = await authorize_body(request, "threads", "search", body,
-                                  ("metadata", "values", "status", "limit", "offset", "ids"))
+    body, access = await authorize_model(request, "threads", "search", body,
+                                         ("metadata", "values", "status", "limit", "offset", "ids"))
     items, total, offset, limit = await ctx_of(request).threads.search(body, access)
     return json_response(items, headers=pagination_headers(offset, limit, len(items), total))
 
 
-async def count_threads(request: Request) -> Response:
+@operation(body=ThreadCount, ok=int)
+async def count_threads(request: Request, body: ThreadCount) -> Response:
     """How many threads match."""
-    body = await read_body(request)
-    access = await authorize_body(request, "threads", "search", body, ("metadata", "values", "status", "ids"),
-                                  limit=0, offset=0)
+    body, access = await authorize_model(request, "threads", "search", body, ("metadata", "values", "status", "ids"),
+                                         limit=0, offset=0)
     return json_response(await ctx_of(request).threads.count(body, access))
 
 
+@operation(ok=Thread, errors=(404,))
 async def get_thread(request: Request) -> Response:
     """A thread (404 when unknown)."""
     return json_response(public(await thread_for(request, "read", request.path_params["thread_id"])))
 
 
-async def patch_thread(request: Request) -> Response:
+@operation(body=ThreadPatch, ok=Thread, errors=(404,))
+async def patch_thread(request: Request, body: ThreadPatch) -> Response:
     """Merge metadata into a thread."""
     ctx = ctx_of(request)
     thread_id = request.path_params["thread_id"]
-    body = await read_body(request)
-    access = await authorize_body(request, "threads", "update", body, ("metadata",), thread_id=thread_id)
+    body, access = await authorize_model(request, "threads", "update", body, ("metadata",), thread_id=thread_id)
     return json_response(await ctx.threads.patch(thread_id, body, access))
 
 
+@operation(status=204, errors=(404,))
 async def delete_thread(request: Request) -> Response:
     """Delete a thread with its runs and checkpoints (running runs are cancelled)."""
     ctx = ctx_of(request)
@@ -76,6 +89,7 @@ async def delete_thread(request: Request) -> Response:
     return no_content()
 
 
+@operation(ok=Thread, errors=(404,))
 async def copy_thread(request: Request) -> Response:
     """A new thread with the same metadata and a copy of the checkpoint history."""
     ctx = ctx_of(request)
@@ -91,15 +105,12 @@ async def copy_thread(request: Request) -> Response:
     return json_response(thread)
 
 
-async def prune_threads(request: Request) -> Response:
-    """Delete the given threads (``strategy: "delete"``) or keep only their latest state."""
+@operation(body=ThreadPrune, ok=PruneResponse)
+async def prune_threads(request: Request, body: ThreadPrune) -> Response:
+    """Delete the given threads (``strategy: "delete"``); ``keep_latest`` is refused."""
     ctx = ctx_of(request)
-    body = await read_body(request)
-    ids = opt_str_list(body, "thread_ids")
-    strategy = opt_enum(body, "strategy", ("delete", "keep_latest"), "delete")
-    if not isinstance(ids, list):
-        raise ApiError(422, "Field 'thread_ids' is required and must be a list of strings.")
-    if strategy != "delete":
+    ids = body.thread_ids
+    if body.strategy not in (None, "delete"):
         raise ApiError(422, "Only strategy 'delete' is supported.")
     access = await authorize(request, "threads", "delete", {"thread_ids": ids})
     if access is not None and any([await ctx.threads.find(t, access) is None for t in ids]):

@@ -16,11 +16,14 @@ from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
 from stepgraph.server.auth import authorize, request_auth
-from stepgraph.server.errors import json_response
+from stepgraph.server.codes import INVALID_JSON
+from stepgraph.server.endpoint import operation
+from stepgraph.server.errors import ApiError, json_response
 from stepgraph.server.routes._common import ctx_of
 from stepgraph.server.runtime.commands import failure, run_command
 from stepgraph.server.runtime.threadlog import EventFilter, FilterError
-from stepgraph.server.serde import loads
+from stepgraph.server.schemas.meta import EventStreamRequest, ProtocolCommand, ProtocolEnvelope
+from stepgraph.server.validation import read_json
 
 __all__ = ["ROUTES"]
 
@@ -29,16 +32,21 @@ SSE_HEADERS = {"cache-control": "no-store", "x-accel-buffering": "no"}
 
 
 async def _json_body(request: Request) -> object:
-    raw = await request.body()
-    return loads(raw) if raw.strip() else None
+    """The body (``None`` when empty); ``ValueError`` when it is not JSON within the limits
+    (its text is the protocol's ``Invalid JSON body``, or the limit it passed)."""
+    try:
+        return await read_json(request)
+    except ApiError as exc:
+        raise ValueError("Invalid JSON body" if exc.detail.startswith(f"[{INVALID_JSON}]") else exc.detail) from None
 
 
+@operation(body_doc=ProtocolCommand, ok=ProtocolEnvelope, error_models=((400, ProtocolEnvelope),))
 async def commands(request: Request) -> Response:
     """Run one protocol command; answers its envelope (HTTP 400 when it is not a command)."""
     try:
         body = await _json_body(request)
-    except ValueError:
-        return json_response({"detail": "Invalid JSON body"}, 400)
+    except ValueError as exc:
+        return json_response({"detail": str(exc)}, 400)
     cid = body.get("id") if isinstance(body, dict) else None
     method = body.get("method") if isinstance(body, dict) else None
     if isinstance(cid, bool) or not isinstance(cid, int) or not isinstance(method, str):
@@ -49,14 +57,15 @@ async def commands(request: Request) -> Response:
     return json_response(envelope)
 
 
+@operation(body_doc=EventStreamRequest, media="text/event-stream", errors=(410,))
 async def stream_events(request: Request) -> Response:
     """Follow the thread's event log (SSE), filtered by ``channels``/``namespaces``/``depth``,
     replaying the events after ``since`` first."""
     ctx = ctx_of(request)
     try:
         body = await _json_body(request)
-    except ValueError:
-        return json_response({"detail": "Invalid JSON body"}, 400)
+    except ValueError as exc:
+        return json_response({"detail": str(exc)}, 400)
     if not isinstance(body, dict):
         body = {}
     try:

@@ -16,6 +16,7 @@ from stepgraph.server.runtime.queue import RunJob
 from stepgraph.server.runtime.recovery import recover_runs
 from stepgraph.server.runtime.request import RunRequest, parse_run_request
 from stepgraph.server.runtime.webhooks import check_webhook
+from stepgraph.server.schemas.runs import RunCreate
 from stepgraph.server.serde import dumps
 from stepgraph.server.util import now_iso, uuid7
 
@@ -47,8 +48,8 @@ class RunService:
         self._locks = KeyedLocks()
 
     # -- creation -----------------------------------------------------------------------------
-    async def create(self, thread_id: str | None, body: dict[str, Any], *, protocol: str | None = None,
-                     auth: RequestAuth | None = None) -> RunJob:
+    async def create(self, thread_id: str | None, body: dict[str, Any] | RunCreate, *,
+                     protocol: str | None = None, auth: RequestAuth | None = None) -> RunJob:
         """Validate, apply ``if_not_exists`` and ``multitask_strategy``, store and queue a run.
 
         ``protocol="v3"`` marks a run started by a v3 command: its events also go to the

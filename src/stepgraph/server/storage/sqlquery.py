@@ -34,7 +34,7 @@ from stepgraph.server.storage.filters import (
 )
 from stepgraph.server.storage.records import SORT_COLUMNS
 
-__all__ = ["PG_NUL", "PostgresQuery", "SqliteQuery", "check_pattern", "pg_json"]
+__all__ = ["PG_NUL", "PostgresQuery", "SqliteQuery", "check_pattern", "pattern_problem", "pg_json"]
 
 PG_NUL = ("\\u0000", "\\ufffd")
 """How JSON text is made acceptable to ``jsonb`` (the escape of NUL -> that of U+FFFD)."""
@@ -75,15 +75,24 @@ def _shape(pattern: Any, depth: int = 0, lists: int = 0) -> tuple[int, int, int]
     return 1, depth, lists
 
 
-def check_pattern(name: str, pattern: Any) -> None:
-    """422 for a containment filter no backend should be asked to run."""
+def pattern_problem(pattern: Any) -> str | None:
+    """What makes a containment filter too large for any backend to be asked to run, or ``None``."""
     leaves, depth, nesting = _shape(pattern)
     if leaves > MAX_PATTERN_LEAVES:
-        raise ApiError(422, f"Invalid '{name}' filter: more than {MAX_PATTERN_LEAVES} values to match.")
+        return f"more than {MAX_PATTERN_LEAVES} values to match"
     if depth > MAX_PATTERN_DEPTH:
-        raise ApiError(422, f"Invalid '{name}' filter: nested more than {MAX_PATTERN_DEPTH} levels deep.")
+        return f"nested more than {MAX_PATTERN_DEPTH} levels deep"
     if nesting > MAX_LIST_NESTING:
-        raise ApiError(422, f"Invalid '{name}' filter: lists nested more than {MAX_LIST_NESTING} deep.")
+        return f"lists nested more than {MAX_LIST_NESTING} deep"
+    return None
+
+
+def check_pattern(name: str, pattern: Any) -> None:
+    """422 for a containment filter no backend should be asked to run (the HTTP layer refuses
+    these already, ``schemas.fields.SearchFilter``; this guards every other caller)."""
+    problem = pattern_problem(pattern)
+    if problem is not None:
+        raise ApiError(422, f"Invalid '{name}' filter: {problem}.")
 
 
 class _Query:
