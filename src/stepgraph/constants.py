@@ -28,7 +28,6 @@ RESUME: Final = sys.intern("__resume__")
 ERROR: Final = sys.intern("__error__")
 NO_WRITES: Final = sys.intern("__no_writes__")
 RETURN: Final = sys.intern("__return__")
-PREVIOUS: Final = sys.intern("__previous__")
 SCHEDULED: Final = sys.intern("__scheduled__")
 ROOT: Final = sys.intern("__root__")
 NULL_TASK_ID: Final = "00000000-0000-0000-0000-000000000000"
@@ -66,3 +65,28 @@ MISSING: Final[Any] = _Missing()
 
 OVERWRITE_KEY: Final = "__overwrite__"
 """Dict key (and ``Overwrite.type``) marking a write that bypasses a reducer."""
+
+
+def __getattr__(name: str) -> Any:
+    """Names LangGraph moved out of ``langgraph.constants``: still importable, with a warning."""
+    from stepgraph.warnings import LangGraphDeprecatedSinceV10, deprecated_since
+
+    if name in ("Send", "Interrupt"):
+        deprecated_since(
+            LangGraphDeprecatedSinceV10,
+            f"Importing {name} from langgraph.constants is deprecated. "
+            f"Please use 'from langgraph.types import {name}' instead.",
+        )
+        import stepgraph.types
+
+        return getattr(stepgraph.types, name)
+    from stepgraph import _constants
+
+    if name in _constants.__all__:
+        deprecated_since(
+            LangGraphDeprecatedSinceV10,
+            f"Importing {name} from langgraph.constants is deprecated. This constant is now "
+            "private and should not be used directly.",
+        )
+        return getattr(_constants, name)
+    raise AttributeError(f"module 'stepgraph.constants' has no attribute {name!r}")

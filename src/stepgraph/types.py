@@ -93,21 +93,66 @@ class Send:
         )
 
 
-@dataclass(frozen=True, slots=True)
+_LEGACY_INTERRUPT_KWARGS = frozenset({"ns", "when", "resumable", "interrupt_id"})
+
+
+@dataclass(frozen=True, slots=True, init=False)
 class Interrupt:
-    """A pause requested by ``interrupt(value)``; ``id`` identifies it for resuming."""
+    """A pause requested by ``interrupt(value)``; ``id`` identifies it for resuming.
+
+    ``Interrupt(value, ns=[...], when=..., resumable=...)`` is the shape LangGraph versions
+    before 0.6 stored in checkpoints; such an object is rebuilt with the id LangGraph gave
+    it (the 128-bit xxh3 hash of its namespace), so a client that saw that id can still
+    resume it. ``when`` and ``resumable`` are dropped, as LangGraph drops them.
+    """
 
     value: Any
-    id: str = ""
+    id: str
+
+    def __init__(self, value: Any, id: str = "", **legacy: Any) -> None:
+        unknown = set(legacy) - _LEGACY_INTERRUPT_KWARGS
+        if unknown:
+            raise TypeError(f"Interrupt() got unexpected keyword argument(s) {sorted(unknown)}")
+        ns = legacy.get("ns")
+        if not id and legacy.get("interrupt_id"):
+            id = legacy["interrupt_id"]
+        elif not id and isinstance(ns, Sequence) and not isinstance(ns, str):
+            id = langgraph_interrupt_id("|".join(ns))
+        object.__setattr__(self, "value", value)
+        object.__setattr__(self, "id", id)
 
     @classmethod
     def from_ns(cls, value: Any, ns: str) -> Interrupt:
-        return cls(value=value, id=interrupt_id_for(ns))
+        """An interrupt with the id LangGraph gives an interrupt raised in namespace ``ns``
+        (how older checkpoints and LangGraph clients name it)."""
+        return cls(value=value, id=langgraph_interrupt_id(ns))
 
     @property
     def interrupt_id(self) -> str:
         """Deprecated alias of ``id``."""
+        from stepgraph.warnings import LangGraphDeprecatedSinceV10, deprecated_since
+
+        deprecated_since(LangGraphDeprecatedSinceV10, "`interrupt_id` is deprecated. Use `id` instead.")
         return self.id
+
+
+def langgraph_interrupt_id(ns: str) -> str:
+    """LangGraph's id of the interrupts raised in namespace ``ns``: the xxh3-128 hex digest.
+
+    Needs the ``xxhash`` package (installed with langchain-core, or ``pip install xxhash``).
+    """
+    try:
+        from xxhash import xxh3_128_hexdigest
+    except ImportError as exc:
+        from stepgraph.errors import StepgraphError
+
+        raise StepgraphError(
+            f"Cannot compute LangGraph's id of an interrupt in namespace {ns!r}: the 'xxhash' "
+            "package is not installed.",
+            code="SG340",
+            hint="pip install xxhash (needed to read interrupts saved by LangGraph < 0.6)",
+        ) from exc
+    return xxh3_128_hexdigest(ns.encode())
 
 
 def interrupt_id_for(ns: str) -> str:
@@ -292,14 +337,36 @@ class GraphOutput:
     interrupts: tuple[Interrupt, ...] = ()
 
     def __getitem__(self, key: str) -> Any:
+        """Deprecated: read ``.value`` (``.interrupts`` for ``"__interrupt__"``)."""
+        _warn_graph_output("`result[key]`")
         if key == "__interrupt__":
-            return list(self.interrupts)
-        return self.value[key]
+            return self.interrupts
+        if isinstance(self.value, dict):
+            return self.value[key]
+        try:
+            return getattr(self.value, key)
+        except AttributeError:
+            raise KeyError(key) from None
 
     def __contains__(self, key: object) -> bool:
+        """Deprecated: test ``.value`` (``.interrupts`` for ``"__interrupt__"``)."""
+        _warn_graph_output("`key in result`")
         if key == "__interrupt__":
             return bool(self.interrupts)
-        return key in self.value
+        if isinstance(self.value, dict):
+            return key in self.value
+        return isinstance(key, str) and hasattr(self.value, key)
+
+
+def _warn_graph_output(how: str) -> None:
+    from stepgraph.warnings import LangGraphDeprecatedSinceV11, deprecated_since
+
+    deprecated_since(
+        LangGraphDeprecatedSinceV11,
+        f"Accessing GraphOutput via {how} is deprecated. Use `result.value` to access the "
+        "output value directly, or `result.interrupts` for interrupts.",
+        stacklevel=3,
+    )
 
 
 def interrupt(value: Any) -> Any:

@@ -56,11 +56,21 @@ class Pregel(PregelAPI, StateAPI, EventsAPI):
         step_timeout: float | None = None,
         auto_validate: bool = True,
         stream_eager: bool = False,
-        **_ignored: Any,
+        **deprecated: Any,
     ) -> None:
         from stepgraph.channels import Topic
         from stepgraph.types import Send
 
+        if "config_type" in deprecated:
+            from stepgraph.warnings import LangGraphDeprecatedSinceV10, deprecated_since
+
+            deprecated_since(LangGraphDeprecatedSinceV10, "`config_type` is deprecated and will be "
+                             "removed. Please use `context_schema` instead.")
+            context_schema = context_schema or deprecated.pop("config_type")
+        if deprecated:
+            raise TypeError(
+                f"Pregel() got unexpected keyword argument(s): {', '.join(sorted(deprecated))}"
+            )
         built: dict[str, PregelNode] = {}
         for key, node in nodes.items():
             pn = node.build() if isinstance(node, NodeBuilder) else node
@@ -184,6 +194,28 @@ class Pregel(PregelAPI, StateAPI, EventsAPI):
         from stepgraph.config import ensure_config
 
         return self.copy(config=ensure_config(self.config, config, kwargs))
+
+    def get_context_jsonschema(self) -> dict[str, Any] | None:
+        """The JSON schema of the run ``context`` (``None`` without a ``context_schema``)."""
+        from stepgraph.graph.jsonschema import schema_json
+
+        return None if self.context_schema is None else schema_json(self.context_schema)
+
+    def config_schema(self, *, include: Sequence[str] | None = None) -> Any:
+        """Deprecated: the ``context_schema`` (see ``get_context_jsonschema``)."""
+        from stepgraph.warnings import LangGraphDeprecatedSinceV10, deprecated_since
+
+        deprecated_since(LangGraphDeprecatedSinceV10, "`config_schema` is deprecated. Use "
+                         "`get_context_jsonschema` for the relevant schema instead.")
+        return self.context_schema
+
+    def get_config_jsonschema(self, *, include: Sequence[str] | None = None) -> dict[str, Any] | None:
+        """Deprecated: ``get_context_jsonschema()``."""
+        from stepgraph.warnings import LangGraphDeprecatedSinceV10, deprecated_since
+
+        deprecated_since(LangGraphDeprecatedSinceV10, "`get_config_jsonschema` is deprecated. "
+                         "Use `get_context_jsonschema` instead.")
+        return self.get_context_jsonschema()
 
     def get_graph(self, config: Any = None, *, xray: bool | int = False) -> Any:
         """A drawable ``stepgraph.draw.Graph`` (``draw_mermaid()``, ``draw_ascii()``, ``to_json()``).
