@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     from stepgraph.config import RunnableConfig
     from stepgraph.engine.tasks import Task
     from stepgraph.pregel.main import Pregel
-    from stepgraph.runtime import Runtime
+    from stepgraph.runtime import RunControl, Runtime
     from stepgraph.stream.sink import StreamSink
 
 DEFAULT_RECURSION_LIMIT = int(os.environ.get("STEPGRAPH_DEFAULT_RECURSION_LIMIT", "10007"))
@@ -71,6 +71,7 @@ class RunLoop:
         context: Any = None,
         durability: str = "async",
         runtime: Runtime[Any] | None = None,
+        control: RunControl | None = None,
     ) -> None:
         self.graph = graph
         self.nodes = graph.nodes
@@ -86,6 +87,8 @@ class RunLoop:
         self.context = context
         self.durability = durability
         self.parent_runtime = runtime
+        self.control = control
+        """The run's ``RunControl`` (drain switch); ``None`` until a node asks for it."""
         configurable = config.get("configurable") or {}
         self.configurable = configurable
         self.checkpoint_ns: str = configurable.get("checkpoint_ns", "") or ""
@@ -193,6 +196,12 @@ class RunLoop:
             self.status = "interrupt_before"
             self.saves.interrupt_marker()
             self.emit("updates", {INTERRUPT: ()})
+            return None
+        control = self.control
+        if control is not None and control.drain_requested:
+            # After the breakpoint check: a resume passes this step's breakpoints, so a
+            # drain in front of one must not skip it.
+            self.status = "draining"
             return None
         for task in self.tasks.values():
             if not task.node.hidden and not task.cached:
@@ -321,7 +330,7 @@ class RunLoop:
 
     def previous_value(self) -> Any:
         """The saved return value of the previous run (functional API), else ``None``."""
-        from stepgraph.constants import PREVIOUS
+        from stepgraph._constants import PREVIOUS
 
         ch = self.channels.get(PREVIOUS)
         return ch.get() if ch is not None and ch.is_available() else None

@@ -34,7 +34,7 @@ def start_run(loop: RunLoop) -> None:
         loop.null_resume = parent.run.null_resume
         loop.resume_map = parent.run.resume_map
         if parent.run.resuming and loop.versions and not isinstance(inp, Command):
-            if any(c == INTERRUPT for _, c, _ in loop.pending_writes):
+            if any(c == INTERRUPT for _, c, _ in loop.pending_writes) or _left_unfinished(loop):
                 inp = None
     if (
         isinstance(inp, Command)
@@ -80,6 +80,14 @@ def start_run(loop: RunLoop) -> None:
             hint="give the graph an input with at least one of its input keys",
         )
     _fresh_input(loop, writes)
+
+
+def _left_unfinished(loop: RunLoop) -> bool:
+    """The child's last run stopped with steps still to run (drained, or failed in a node):
+    a parent resuming (not replaying) continues it rather than starting it over."""
+    if "checkpoint_id" in loop.parent_task.run.configurable:  # type: ignore[union-attr]
+        return False
+    return bool(planner.plan_tasks(loop, for_execution=False))
 
 
 def _fresh_input(loop: RunLoop, writes: list[tuple[str, Any]]) -> None:

@@ -61,6 +61,7 @@ class Task:
         "bubbled",
         "handled_error",
         "label",
+        "first_attempt_time",
     )
 
     def __init__(
@@ -102,6 +103,7 @@ class Task:
         self.bubbled = False
         self.handled_error: Any = None
         self.label: str | None = None
+        self.first_attempt_time: float | None = None
 
     def __repr__(self) -> str:
         return f"Task(name={self.name!r}, id={self.id!r}, path={self.path!r})"
