@@ -145,6 +145,11 @@ def _call_sync(sub: Task) -> Any:
     return fn.func(*args, **kwargs)
 
 
+async def _call_async(sub: Task) -> Any:
+    args, kwargs = sub.input
+    return await sub.node.bound[0].func(*args, **kwargs)
+
+
 def _retry_or_raise(sub: Task, exc: Exception) -> float:
     """The delay before retrying ``sub`` after ``exc`` (its attempt reset for the retry);
     re-raises ``exc`` when its retry policy gives up or it has none."""
@@ -161,7 +166,11 @@ def _run_sync(sub: Task) -> Any:
     while True:
         token = set_current_task(sub)
         try:
-            return _finish(sub, _call_sync(sub))
+            if sub.timeout is None:
+                return _finish(sub, _call_sync(sub))
+            from stepgraph.engine.runner import with_timeout_sync
+
+            return _finish(sub, with_timeout_sync(sub, sub.timeout, _call_sync))
         except GraphInterrupt as exc:
             _interrupted(sub, exc)
             raise
@@ -175,8 +184,12 @@ async def _run_async(sub: Task) -> Any:
     while True:
         token = set_current_task(sub)
         try:
-            args, kwargs = sub.input
-            value = await sub.node.bound[0].func(*args, **kwargs)
+            if sub.timeout is None:
+                value = await _call_async(sub)
+            else:
+                from stepgraph.engine.runner import with_timeout_async
+
+                value = await with_timeout_async(sub, sub.timeout, _call_async)
             return _finish(sub, value)
         except GraphInterrupt as exc:
             _interrupted(sub, exc)

@@ -54,7 +54,7 @@ def _attempt_sync(task: Task) -> None:
     try:
         policy = task.timeout
         try:
-            value = _body_sync(task) if policy is None else _with_timeout_sync(task, policy)
+            value = _body_sync(task) if policy is None else with_timeout_sync(task, policy)
         except ParentCommand as exc:
             value = parent_command_value(exc)
         finally:
@@ -65,7 +65,8 @@ def _attempt_sync(task: Task) -> None:
         reset_current_task(token)
 
 
-def _with_timeout_sync(task: Task, policy: Any) -> Any:
+def with_timeout_sync(task: Task, policy: Any, body: Any = None) -> Any:
+    """Run ``body(task)`` (the node's body by default) on the pool under ``policy``."""
     from concurrent.futures import TimeoutError as FutTimeout
 
     from stepgraph.engine.pool import shared_pool
@@ -73,7 +74,7 @@ def _with_timeout_sync(task: Task, policy: Any) -> Any:
     ctx = contextvars.copy_context()
     start = time.monotonic()
     task.last_progress = start
-    fut = shared_pool().submit(ctx.run, _body_sync, task)
+    fut = shared_pool().submit(ctx.run, body or _body_sync, task)
     while True:
         wait = _remaining(task, policy, start)
         try:
@@ -116,6 +117,7 @@ def _wait_calls(task: Task) -> None:
 def run_task_sync(task: Task) -> None:
     """Run ``task`` to completion with retries. Interrupts are recorded, errors raised."""
     policies = task.retry_policy
+    task.first_attempt_time = time.time()
     while True:
         try:
             _attempt_sync(task)
@@ -197,7 +199,7 @@ async def _attempt_async(task: Task) -> None:
     try:
         policy = task.timeout
         try:
-            value = await (_body_async(task) if policy is None else _with_timeout_async(task, policy))
+            value = await (_body_async(task) if policy is None else with_timeout_async(task, policy))
         except ParentCommand as exc:
             value = parent_command_value(exc)
         for writer in task.node.writers:
@@ -209,12 +211,13 @@ async def _attempt_async(task: Task) -> None:
         reset_current_task(token)
 
 
-async def _with_timeout_async(task: Task, policy: Any) -> Any:
+async def with_timeout_async(task: Task, policy: Any, body: Any = None) -> Any:
+    """Await ``body(task)`` (the node's body by default) under ``policy``."""
     import asyncio
 
     start = time.monotonic()
     task.last_progress = start
-    inner = asyncio.ensure_future(_body_async(task))
+    inner = asyncio.ensure_future((body or _body_async)(task))
     try:
         while True:
             wait = max(_remaining(task, policy, start), 0.0)
@@ -237,6 +240,7 @@ async def run_task_async(task: Task) -> None:
     import asyncio
 
     policies = task.retry_policy
+    task.first_attempt_time = time.time()
     while True:
         try:
             await _attempt_async(task)

@@ -12,7 +12,18 @@ if TYPE_CHECKING:
     from stepgraph.graph.builder import StateGraph
 
 
+DEFAULT_ERROR_HANDLER = "__default_error_handler__"
+"""The node name LangGraph gives ``set_node_defaults(error_handler=...)``: reserved then."""
+
+
 def validate_builder(graph: StateGraph, interrupt: Sequence[str] | None = None) -> None:
+    if graph._node_defaults.get("error_handler") is not None and DEFAULT_ERROR_HANDLER in graph.nodes:
+        raise GraphDefinitionError(
+            f"Node name `{DEFAULT_ERROR_HANDLER}` is reserved for the default error handler "
+            "set with set_node_defaults(error_handler=...).",
+            code="SG126",
+            hint="rename the node",
+        )
     sources = {s for s, _ in graph.edges}
     sources.update(s for starts, _ in graph.waiting_edges for s in starts)
     sources.update(graph.branches)
