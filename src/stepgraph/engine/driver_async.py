@@ -24,10 +24,15 @@ async def drive_async(loop: RunLoop) -> AsyncIterator[StreamPart]:
     sink = loop.sink
     event = sink.async_waiter()
     saver = loop.checkpointer
+    tracer = loop.tracer
     try:
+        if tracer is not None:
+            await tracer.start_async()
         loop.restore(await saver.aget_tuple(loop.config) if saver is not None else None)
         loop.first()
         await _flush(loop)
+        if tracer is not None:
+            await tracer.resumed_async()
         for part in sink.drain():
             yield part
         while loop.status == "pending":
@@ -43,8 +48,14 @@ async def drive_async(loop: RunLoop) -> AsyncIterator[StreamPart]:
             await _flush(loop)
             for part in sink.drain():
                 yield part
-    finally:
+    except BaseException as exc:
         await _flush(loop, final=True)
+        if tracer is not None and tracer.run is not None:
+            await tracer.end_async(exc)
+        raise
+    await _flush(loop, final=True)
+    if tracer is not None:
+        await tracer.end_async(None)
     for part in sink.drain():
         yield part
 

@@ -29,10 +29,15 @@ def drive_sync(loop: RunLoop, *, live: bool = False) -> Iterator[StreamPart]:
     event = sink.sync_waiter()
     saver = loop.checkpointer
     writer = SyncWriter(loop)
+    tracer = loop.tracer
     try:
+        if tracer is not None:
+            tracer.start_sync()
         loop.restore(saver.get_tuple(loop.config) if saver is not None else None)
         loop.first()
         writer.submit(loop.saves.take())
+        if tracer is not None:
+            tracer.resumed_sync()
         yield from sink.drain()
         while loop.status == "pending":
             tasks = loop.tick()
@@ -44,13 +49,17 @@ def drive_sync(loop: RunLoop, *, live: bool = False) -> Iterator[StreamPart]:
             loop.after_tick()
             writer.submit(loop.saves.take())
             yield from sink.drain()
-    except BaseException:
+    except BaseException as exc:
         with contextlib.suppress(Exception):
             writer.submit(loop.saves.take(final=True))
             writer.wait()
+        if tracer is not None and tracer.run is not None:
+            tracer.end_sync(exc)
         raise
     writer.submit(loop.saves.take(final=True))
     writer.wait()
+    if tracer is not None:
+        tracer.end_sync(None)
     yield from sink.drain()
 
 

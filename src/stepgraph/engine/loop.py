@@ -41,6 +41,7 @@ from stepgraph.stream import events
 if TYPE_CHECKING:
     from stepgraph.config import RunnableConfig
     from stepgraph.engine.tasks import Task
+    from stepgraph.engine.tracing import RunTracer
     from stepgraph.pregel.main import Pregel
     from stepgraph.runtime import RunControl, Runtime
     from stepgraph.stream.sink import StreamSink
@@ -89,6 +90,8 @@ class RunLoop:
         self.parent_runtime = runtime
         self.control = control
         """The run's ``RunControl`` (drain switch); ``None`` until a node asks for it."""
+        self.tracer: RunTracer | None = None
+        """Reports the run to callback handlers; ``None`` for a run without callbacks."""
         configurable = config.get("configurable") or {}
         self.configurable = configurable
         self.checkpoint_ns: str = configurable.get("checkpoint_ns", "") or ""

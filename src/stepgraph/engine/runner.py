@@ -15,6 +15,7 @@ from stepgraph.constants import ERROR
 from stepgraph.engine.context import reset_current_task, set_current_task
 from stepgraph.engine.retry import retry_delay
 from stepgraph.engine.subgraph import parent_command_value
+from stepgraph.engine.tracing import ChildRun, node_run
 from stepgraph.errors import (
     GraphBubbleUp,
     GraphInterrupt,
@@ -50,18 +51,40 @@ def _write_sync(task: Task, value: Any) -> None:
 def _attempt_sync(task: Task) -> None:
     if "messages" in task.run.sink.modes and not _messages.in_scope(task):
         return _messages.attempt_sync(task, _attempt_sync)  # runs this again, streaming messages
+    if task.run.tracer is not None and (traced := node_run(task)) is not None:
+        return _traced_sync(task, traced)
     token = set_current_task(task)
     try:
-        policy = task.timeout
-        try:
-            value = _body_sync(task) if policy is None else with_timeout_sync(task, policy)
-        except ParentCommand as exc:
-            value = parent_command_value(exc)
-        finally:
-            if task.pending_calls:
-                _wait_calls(task)
-        _write_sync(task, value)
+        _write_sync(task, _run_body_sync(task))
     finally:
+        reset_current_task(token)
+
+
+def _run_body_sync(task: Task) -> Any:
+    policy = task.timeout
+    try:
+        return _body_sync(task) if policy is None else with_timeout_sync(task, policy)
+    except ParentCommand as exc:
+        return parent_command_value(exc)
+    finally:
+        if task.pending_calls:
+            _wait_calls(task)
+
+
+def _traced_sync(task: Task, traced: ChildRun) -> None:
+    """One attempt reported as a chain run named after the node (see ``engine.tracing``)."""
+    token = set_current_task(task)
+    try:
+        traced.start_sync(task.config, task.name, task.input)
+        try:
+            value = _run_body_sync(task)
+            _write_sync(task, value)
+        except BaseException as exc:
+            traced.error_sync(exc)
+            raise
+        traced.end_sync(value)
+    finally:
+        traced.close()
         reset_current_task(token)
 
 
@@ -195,19 +218,44 @@ async def _body_async(task: Task) -> Any:
 async def _attempt_async(task: Task) -> None:
     if "messages" in task.run.sink.modes and not _messages.in_scope(task):
         return await _messages.attempt_async(task, _attempt_async)  # runs this again, streaming
+    if task.run.tracer is not None and (traced := node_run(task)) is not None:
+        return await _traced_async(task, traced)
     token = set_current_task(task)
     try:
-        policy = task.timeout
-        try:
-            value = await (_body_async(task) if policy is None else with_timeout_async(task, policy))
-        except ParentCommand as exc:
-            value = parent_command_value(exc)
-        for writer in task.node.writers:
-            if writer.is_async:
-                await writer.arun(task, value)
-            else:
-                writer.run(task, value)
+        await _write_async(task, await _run_body_async(task))
     finally:
+        reset_current_task(token)
+
+
+async def _run_body_async(task: Task) -> Any:
+    policy = task.timeout
+    try:
+        return await (_body_async(task) if policy is None else with_timeout_async(task, policy))
+    except ParentCommand as exc:
+        return parent_command_value(exc)
+
+
+async def _write_async(task: Task, value: Any) -> None:
+    for writer in task.node.writers:
+        if writer.is_async:
+            await writer.arun(task, value)
+        else:
+            writer.run(task, value)
+
+
+async def _traced_async(task: Task, traced: ChildRun) -> None:
+    token = set_current_task(task)
+    try:
+        await traced.start_async(task.config, task.name, task.input)
+        try:
+            value = await _run_body_async(task)
+            await _write_async(task, value)
+        except BaseException as exc:
+            await traced.error_async(exc)
+            raise
+        await traced.end_async(value)
+    finally:
+        traced.close()
         reset_current_task(token)
 
 

@@ -39,10 +39,13 @@ def build_task_config(loop: RunLoop, task: Task) -> RunnableConfig:
     if node.tags:
         config["tags"] = [*(base.get("tags") or ()), *node.tags]
     config["run_name"] = task.name
+    callbacks = base.get("callbacks")
+    if loop.tracer is not None:  # the task's runs nest under the graph's run
+        callbacks = config["callbacks"] = loop.tracer.task_callbacks()
     if "messages" in loop.sink.modes:  # chat-model tokens reach the stream through callbacks
         from stepgraph.stream.messages import task_callbacks
 
-        if (callbacks := task_callbacks(loop, base.get("callbacks"))) is not None:
+        if (callbacks := task_callbacks(loop, callbacks)) is not None:
             config["callbacks"] = callbacks
     if "events" in loop.sink.modes:  # astream_events: chat-model calls as stream events
         from stepgraph.stream.events_v2 import with_events_handler

@@ -15,6 +15,7 @@ from stepgraph.engine.context import current_task
 from stepgraph.engine.driver_sync import drive_sync
 from stepgraph.engine.loop import RunLoop
 from stepgraph.engine.taskconfig import DURABILITY_KEY
+from stepgraph.engine.tracing import RunTracer, tracing_requested
 from stepgraph.stream.output import normalize_modes, shape
 from stepgraph.stream.sink import ForwardingSink, StreamSink
 
@@ -97,6 +98,8 @@ class PregelAPI:
         )
         if parent is not None:
             loop.parent_task = parent
+        if tracing_requested(config):
+            loop.tracer = RunTracer(loop)
         live = bool({"custom", "messages"} & mode_set) and parent is None
         return _Run(loop, single, subgraphs, version, live)
 
