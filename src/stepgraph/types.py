@@ -37,7 +37,9 @@ __all__ = [
     "StreamMode",
     "StreamWriter",
     "TimeoutPolicy",
+    "TracePolicy",
     "interrupt",
+    "omit_payload",
 ]
 
 N = TypeVar("N", bound=Hashable)
@@ -294,6 +296,27 @@ class TimeoutPolicy:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise TypeError(f"timeout must be a number or TimeoutPolicy, got {value!r}")
         return cls(run_timeout=float(value))
+
+
+@dataclass(frozen=True, slots=True)
+class TracePolicy:
+    """What tracers record for a node's runs (``add_node(..., trace_policy=...)``).
+
+    Each processor gets the node's real input (``process_inputs``) or return value
+    (``process_outputs``) and returns what to record instead, e.g. a summary of a long
+    message history. Only tracers (``BaseTracer`` handlers such as LangSmith's) see the
+    processed value; the node, the graph and other callback handlers see the real one,
+    and so do the node's child runs. A processor that raises records the real value.
+    Not a redaction tool: use the LangSmith client's ``hide_inputs``/``hide_outputs``.
+    """
+
+    process_inputs: Callable[[Any], Any] | None = None
+    process_outputs: Callable[[Any], Any] | None = None
+
+
+def omit_payload(_value: Any) -> dict[str, Any]:
+    """A ``TracePolicy`` processor recording an empty payload (keeps the run and its timing)."""
+    return {}
 
 
 class PregelTask(NamedTuple):

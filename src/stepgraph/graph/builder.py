@@ -26,7 +26,7 @@ class StateNodeSpec:
     """A node as declared: its body, input schema and policies."""
 
     __slots__ = ("runnable", "metadata", "input_schema", "retry_policy", "cache_policy", "ends",
-                 "defer", "timeout", "error_handler", "raw")
+                 "defer", "timeout", "error_handler", "raw", "trace_policy")
 
     def __init__(self, **kw: Any) -> None:
         for slot in self.__slots__:
@@ -135,9 +135,13 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
         destinations: dict[str, str] | tuple[str, ...] | None = None,
         timeout: Any = None,
         error_handler: Any = None,
+        trace_policy: Any = None,
         **kwargs: Any,
     ) -> StateGraph[StateT, ContextT, InputT, OutputT]:
-        """Add a node; the name defaults to the function's name. Returns the graph."""
+        """Add a node; the name defaults to the function's name. Returns the graph.
+
+        ``trace_policy`` (a ``TracePolicy``) changes what tracers record for the node's runs.
+        """
         from stepgraph.warnings import LangGraphDeprecatedSinceV05, deprecated_since
 
         for old, new in (("input", "input_schema"), ("retry", "retry_policy")):
@@ -182,6 +186,7 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
             runnable=runnable, metadata=metadata, input_schema=input_schema or self.state_schema,
             retry_policy=retry_policy, cache_policy=cache_policy, ends=ends, defer=defer,
             timeout=TimeoutPolicy.coerce(timeout), error_handler=error_handler, raw=action,
+            trace_policy=trace_policy,
         )
         return self
 
