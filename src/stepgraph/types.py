@@ -47,7 +47,9 @@ N = TypeVar("N", bound=Hashable)
 All = Literal["*"]
 """Interrupt before/after every node."""
 
-StreamMode = Literal["values", "updates", "checkpoints", "tasks", "debug", "messages", "custom"]
+StreamMode = Literal[
+    "values", "updates", "checkpoints", "tasks", "debug", "messages", "custom", "tools"
+]
 """What a stream yields (see ``stream``)."""
 
 Durability = Literal["sync", "async", "exit"]

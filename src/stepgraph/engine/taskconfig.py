@@ -47,6 +47,11 @@ def build_task_config(loop: RunLoop, task: Task) -> RunnableConfig:
 
         if (callbacks := task_callbacks(loop, callbacks)) is not None:
             config["callbacks"] = callbacks
+    if "tools" in loop.sink.modes:  # tool calls reach the stream through callbacks
+        from stepgraph.stream.tools import task_callbacks as tool_callbacks
+
+        if (callbacks := tool_callbacks(loop, config.get("callbacks"))) is not None:
+            config["callbacks"] = callbacks
     if "events" in loop.sink.modes:  # astream_events: chat-model calls as stream events
         from stepgraph.stream.events_v2 import with_events_handler
 
