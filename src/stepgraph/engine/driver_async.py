@@ -52,6 +52,9 @@ async def drive_async(loop: RunLoop) -> AsyncIterator[StreamPart]:
         await _flush(loop, final=True)
         if tracer is not None and tracer.run is not None:
             await tracer.end_async(exc)
+        if not isinstance(exc, (GeneratorExit, asyncio.CancelledError)):
+            for part in sink.drain():  # what the failing step streamed comes before its error
+                yield part
         raise
     await _flush(loop, final=True)
     if tracer is not None:

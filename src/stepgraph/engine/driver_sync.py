@@ -55,6 +55,8 @@ def drive_sync(loop: RunLoop, *, live: bool = False) -> Iterator[StreamPart]:
             writer.wait()
         if tracer is not None and tracer.run is not None:
             tracer.end_sync(exc)
+        if not isinstance(exc, GeneratorExit):
+            yield from sink.drain()  # what the failing step streamed comes before its error
         raise
     writer.submit(loop.saves.take(final=True))
     writer.wait()
