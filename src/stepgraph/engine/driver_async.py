@@ -10,6 +10,7 @@ import asyncio
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING
 
+from stepgraph.engine.delta import aload_history
 from stepgraph.engine.runner import run_task_async
 from stepgraph.engine.saving import perform_async
 
@@ -28,7 +29,8 @@ async def drive_async(loop: RunLoop) -> AsyncIterator[StreamPart]:
     try:
         if tracer is not None:
             await tracer.start_async()
-        loop.restore(await saver.aget_tuple(loop.config) if saver is not None else None)
+        saved = await saver.aget_tuple(loop.config) if saver is not None else None
+        loop.restore(saved, await aload_history(saver, loop.graph, saved) if saved is not None else None)
         loop.first()
         await _flush(loop)
         if tracer is not None:

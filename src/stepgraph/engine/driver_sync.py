@@ -13,6 +13,7 @@ from collections import deque
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+from stepgraph.engine.delta import load_history
 from stepgraph.engine.pool import shared_pool
 from stepgraph.engine.runner import run_task_sync
 from stepgraph.engine.saving import SyncWriter
@@ -33,7 +34,8 @@ def drive_sync(loop: RunLoop, *, live: bool = False) -> Iterator[StreamPart]:
     try:
         if tracer is not None:
             tracer.start_sync()
-        loop.restore(saver.get_tuple(loop.config) if saver is not None else None)
+        saved = saver.get_tuple(loop.config) if saver is not None else None
+        loop.restore(saved, load_history(saver, loop.graph, saved) if saved is not None else None)
         loop.first()
         writer.submit(loop.saves.take())
         if tracer is not None:

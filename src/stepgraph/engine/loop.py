@@ -16,7 +16,7 @@ Checkpoint writes the loop wants are queued in ``loop.saves`` for the driver to 
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from stepgraph.constants import (
@@ -131,8 +131,13 @@ class RunLoop:
         self.last_output: Any = MISSING
 
     # -- set-up -----------------------------------------------------------------------------
-    def restore(self, saved: Any | None) -> None:
-        """Rebuild the channels from a saved checkpoint tuple, or start empty."""
+    def restore(self, saved: Any | None, delta: Mapping[str, Any] | None = None) -> None:
+        """Rebuild the channels from a saved checkpoint tuple, or start empty.
+
+        ``delta`` completes the ``DeltaChannel`` keys the checkpoint stores no value for
+        (``engine.delta.load_history``): each starts from its history's seed and folds its
+        writes.
+        """
         specs = self.graph.channels
         if saved is None:
             self.channels = {k: spec.from_checkpoint(MISSING) for k, spec in specs.items()}
@@ -143,6 +148,10 @@ class RunLoop:
             self.channels = {
                 k: spec.from_checkpoint(values.get(k, MISSING)) for k, spec in specs.items()
             }
+            for key, history in (delta or {}).items():
+                channel = specs[key].from_checkpoint(history.get("seed", MISSING))
+                channel.replay_writes(history.get("writes") or ())
+                self.channels[key] = channel
             self.versions = dict(ckpt.get("channel_versions", {}))
             self.seen = {k: dict(v) for k, v in ckpt.get("versions_seen", {}).items()}
             upd = ckpt.get("updated_channels")
@@ -215,6 +224,8 @@ class RunLoop:
         """Record a finished task: queue its writes for the saver and stream its update."""
         if task.bubbled:
             return
+        if self.graph.delta_keys and task.writes:
+            self._stamp_delta_writes(task)
         if task.error is not None and task.writes and task.writes[0][0] == ERROR:
             self.saves.task_writes(task.id, task.writes, task.sort_key)
         elif task.interrupts:
@@ -262,6 +273,15 @@ class RunLoop:
             self.emit("updates", {INTERRUPT: ()})
 
     # -- helpers ----------------------------------------------------------------------------
+    def _stamp_delta_writes(self, task: Task) -> None:
+        """Give messages written to delta keys their ids before the writes are stored."""
+        from stepgraph.engine.delta import stamp_message_ids
+
+        keys = self.graph.delta_keys
+        task.writes[:] = [
+            (c, stamp_message_ids(v)) if c in keys else (c, v) for c, v in task.writes
+        ]
+
     def _changed(self, keys: str | Sequence[str]) -> bool:
         updated = self.updated or ()
         if isinstance(keys, str):

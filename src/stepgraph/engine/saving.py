@@ -23,7 +23,8 @@ Op = tuple[Any, ...]
 class SaveOps:
     """Pending saver calls of one run, in the order they must happen."""
 
-    __slots__ = ("loop", "ops", "saved_versions", "parent_id", "enabled", "needs_checkpoint")
+    __slots__ = ("loop", "ops", "saved_versions", "parent_id", "enabled", "needs_checkpoint",
+                 "whole_delta")
 
     def __init__(self, loop: RunLoop) -> None:
         self.loop = loop
@@ -32,6 +33,8 @@ class SaveOps:
         self.parent_id: str | None = None
         self.enabled = loop.checkpointer is not None
         self.needs_checkpoint = self.enabled
+        self.whole_delta = False
+        """The next checkpoint stores every delta key whole (its writes cannot rebuild it)."""
 
     def restored(self, saved: Any) -> None:
         self.saved_versions = dict(saved.checkpoint.get("channel_versions", {}))
@@ -58,6 +61,8 @@ class SaveOps:
             return ops
         _, config, ckpt, metadata, _ = ops[last]
         configurable = {k: v for k, v in config["configurable"].items() if k != "checkpoint_id"}
+        if self.loop.graph.delta_keys:  # no ancestors to rebuild from: store them whole
+            ckpt = {**ckpt, "channel_values": {**ckpt["channel_values"], **self._delta_values(True)}}
         put = ("put", {"configurable": configurable}, ckpt, metadata, dict(ckpt["channel_versions"]))
         return [put, *ops[last + 1:]]
 
@@ -71,13 +76,16 @@ class SaveOps:
             return
         ts = datetime.now(UTC).isoformat()
         loop.checkpoint_ts = ts
-        ckpt = self.build(ts)
+        ckpt = self.build(ts, whole_delta=source in ("update", "fork"))
         metadata = {"source": source, "step": step, "parents": self._parents()}
         metadata.update(_config_metadata(loop.config))
         loop.checkpoint_metadata = metadata
         versions = loop.versions
         saved = self.saved_versions
         new_versions = {k: v for k, v in versions.items() if saved.get(k) != v}
+        for key in loop.graph.delta_keys:  # stored whole now, though its version is older
+            if key in ckpt["channel_values"]:
+                new_versions[key] = versions[key]
         self.saved_versions = dict(versions)
         self.parent_id = prev_id
         if self.enabled:
@@ -86,7 +94,7 @@ class SaveOps:
 
         events.checkpoint_event(loop, ckpt, metadata, prev_id)
 
-    def build(self, ts: str) -> dict[str, Any]:
+    def build(self, ts: str, *, whole_delta: bool = False) -> dict[str, Any]:
         loop = self.loop
         values = {}
         for k, ch in loop.channels.items():
@@ -94,6 +102,9 @@ class SaveOps:
                 v = ch.checkpoint()
                 if v is not MISSING:
                     values[k] = v
+        if loop.graph.delta_keys:
+            values.update(self._delta_values(whole_delta or self.whole_delta))
+            self.whole_delta = False
         return {
             "v": 4,
             "id": loop.checkpoint_id,
@@ -103,6 +114,20 @@ class SaveOps:
             "versions_seen": {k: dict(v) for k, v in loop.seen.items()},
             "updated_channels": sorted(loop.updated) if loop.updated is not None else None,
         }
+
+    def _delta_values(self, force: bool) -> dict[str, Any]:
+        """The delta keys to store whole now: all of them with ``force``, else those whose
+        ``snapshot_frequency`` is reached."""
+        loop = self.loop
+        out = {}
+        for key in loop.graph.delta_keys:
+            ch = loop.channels.get(key)
+            if ch is not None and key in loop.versions and ch.is_available() and (
+                force or ch.snapshot_due()
+            ):
+                out[key] = ch.get()
+                ch.stored_whole()
+        return out
 
     def task_writes(self, task_id: str, writes: list[tuple[str, Any]], path: str) -> None:
         if not self.enabled:

@@ -21,15 +21,16 @@ if TYPE_CHECKING:
     from stepgraph.types import StateSnapshot
 
 
-def loop_for(graph: Pregel, config: Any, saver: Any, saved: Any) -> RunLoop:
-    """A loop restored at ``saved`` (for planning only: it never runs a task)."""
+def loop_for(graph: Pregel, config: Any, saver: Any, saved: Any, delta: Any = None) -> RunLoop:
+    """A loop restored at ``saved`` (for planning only: it never runs a task); ``delta``
+    completes its delta keys (``engine.delta.load_history``)."""
     from stepgraph.engine.loop import RunLoop
 
     loop = RunLoop(
         graph, None, {**config, "recursion_limit": 1 << 30}, sink=StreamSink(frozenset()),
         output_keys=graph.output_channels, stream_keys=graph.stream_keys, checkpointer=saver,
     )
-    loop.restore(saved)
+    loop.restore(saved, delta)
     return loop
 
 
@@ -38,13 +39,14 @@ def _config_of(saved: Any) -> dict[str, Any]:
     return {"configurable": configurable}
 
 
-def snapshot(graph: Pregel, config: Any, saver: Any, saved: Any, *, apply_pending: bool) -> StateSnapshot:
+def snapshot(graph: Pregel, config: Any, saver: Any, saved: Any, *, apply_pending: bool,
+             delta: Any = None) -> StateSnapshot:
     """The ``StateSnapshot`` of ``saved`` (``apply_pending``: include finished tasks' writes)."""
     from stepgraph.types import PregelTask, StateSnapshot
 
     if saved is None:
         return StateSnapshot({}, (), config, None, None, None, (), ())
-    loop = loop_for(graph, config, saver, saved)
+    loop = loop_for(graph, config, saver, saved, delta)
     null_writes = [(c, v) for t, c, v in loop.pending_writes if t == NULL_TASK_ID]
     if null_writes:
         apply_writes(loop.channels, loop.versions, loop.seen, [WriteSource("__input__", null_writes)],

@@ -22,7 +22,8 @@ from stepgraph.pregel.validate import validate_pregel
 
 __all__ = ["Pregel"]
 
-_STATIC_KINDS = ("LastValue", "BinaryOperatorAggregate", "NamedBarrierValue", "UntrackedValue")
+_STATIC_KINDS = ("LastValue", "BinaryOperatorAggregate", "NamedBarrierValue", "UntrackedValue",
+                 "DeltaChannel")
 _FINISH_KINDS = ("LastValueAfterFinish", "NamedBarrierValueAfterFinish")
 
 
@@ -107,6 +108,7 @@ class Pregel(PregelAPI, StateAPI, EventsAPI):
         self.managed: dict[str, Any] = {}
         self._trigger_to_nodes = dict(trigger_to_nodes) if trigger_to_nodes else None
         self._kinds: tuple[tuple[str, ...], tuple[str, ...]] | None = None
+        self._delta_keys: tuple[str, ...] | None = None
         if auto_validate:
             self.validate()
 
@@ -116,6 +118,7 @@ class Pregel(PregelAPI, StateAPI, EventsAPI):
         validate_pregel(self)
         self._trigger_to_nodes = None
         self._kinds = None
+        self._delta_keys = None
         return self
 
     @property
@@ -139,6 +142,17 @@ class Pregel(PregelAPI, StateAPI, EventsAPI):
     def stream_keyset(self) -> frozenset[str]:
         keys = self.stream_keys
         return frozenset([keys] if isinstance(keys, str) else keys)
+
+    @property
+    def delta_keys(self) -> tuple[str, ...]:
+        """The channels that are ``DeltaChannel``s (stored as writes, rebuilt on restore)."""
+        if self._delta_keys is None:
+            from stepgraph.channels.delta import DeltaChannel
+
+            self._delta_keys = tuple(
+                k for k, ch in self.channels.items() if isinstance(ch, DeltaChannel)
+            )
+        return self._delta_keys
 
     def channel_kinds(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """(volatile, finishable) channel names: the only ones visited on steps nobody wrote."""

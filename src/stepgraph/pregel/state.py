@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from stepgraph.config import ensure_config
+from stepgraph.engine.delta import aload_history, load_history
 from stepgraph.engine.snapshot import snapshot
 from stepgraph.engine.update import compute_fork, compute_update
 from stepgraph.errors import StepgraphError
@@ -100,7 +101,8 @@ class StateAPI:
         config = _history_config(self, config)
         graph = _target(self, config)
         for saved in saver.list(config, filter=filter, before=before, limit=limit):
-            yield snapshot(graph, config, saver, saved, apply_pending=False)
+            yield snapshot(graph, config, saver, saved, apply_pending=False,
+                           delta=load_history(saver, graph, saved))
 
     async def aget_state_history(
         self: Pregel, config: Any, *, filter: dict[str, Any] | None = None,  # type: ignore[misc]
@@ -110,7 +112,8 @@ class StateAPI:
         config = _history_config(self, config)
         graph = _target(self, config)
         async for saved in saver.alist(config, filter=filter, before=before, limit=limit):
-            yield snapshot(graph, config, saver, saved, apply_pending=False)
+            yield snapshot(graph, config, saver, saved, apply_pending=False,
+                           delta=await aload_history(saver, graph, saved))
 
     def bulk_update_state(self: Pregel, config: Any, supersteps: Sequence[Sequence[Any]]) -> Any:  # type: ignore[misc]
         """Apply several supersteps of updates; returns the config of the last checkpoint."""
@@ -120,7 +123,8 @@ class StateAPI:
         saved = saver.get_tuple(config)
         graph = _target(self, config)
         for updates in steps:
-            result = _compute(graph, config, saver, saved, updates)
+            result = _compute(graph, config, saver, saved, updates,
+                              load_history(saver, graph, saved))
             new_config = saver.put(*result)
             saved = saver.get_tuple(new_config)
             config = new_config
@@ -133,7 +137,8 @@ class StateAPI:
         saved = await saver.aget_tuple(config)
         graph = _target(self, config)
         for updates in steps:
-            result = _compute(graph, config, saver, saved, updates)
+            result = _compute(graph, config, saver, saved, updates,
+                              await aload_history(saver, graph, saved))
             new_config = await saver.aput(*result)
             saved = await saver.aget_tuple(new_config)
             config = new_config
@@ -173,7 +178,9 @@ def _target(graph: Pregel, config: Any) -> Any:
 
 def _read_state(graph: Pregel, config: Any, saver: Any, subgraphs: bool) -> StateSnapshot:
     explicit = "checkpoint_id" in config["configurable"]
-    snap = snapshot(graph, config, saver, saver.get_tuple(config), apply_pending=not explicit)
+    saved = saver.get_tuple(config)
+    snap = snapshot(graph, config, saver, saved, apply_pending=not explicit,
+                    delta=load_history(saver, graph, saved))
     if not subgraphs:
         return snap
     tasks = []
@@ -187,7 +194,9 @@ def _read_state(graph: Pregel, config: Any, saver: Any, subgraphs: bool) -> Stat
 
 async def _aread_state(graph: Pregel, config: Any, saver: Any, subgraphs: bool) -> StateSnapshot:
     explicit = "checkpoint_id" in config["configurable"]
-    snap = snapshot(graph, config, saver, await saver.aget_tuple(config), apply_pending=not explicit)
+    saved = await saver.aget_tuple(config)
+    snap = snapshot(graph, config, saver, saved, apply_pending=not explicit,
+                    delta=await aload_history(saver, graph, saved))
     if not subgraphs:
         return snap
     tasks = []
@@ -199,10 +208,12 @@ async def _aread_state(graph: Pregel, config: Any, saver: Any, subgraphs: bool) 
     return snap._replace(tasks=tuple(tasks))
 
 
-def _compute(graph: Pregel, config: Any, saver: Any, saved: Any, updates: list[tuple[Any, Any, Any]]) -> Any:
+def _compute(graph: Pregel, config: Any, saver: Any, saved: Any,
+             updates: list[tuple[Any, Any, Any]], delta: Any = None) -> Any:
     if any(u[1] == _COPY for u in updates):
         if len(updates) > 1:
             raise ValueError("Cannot copy checkpoint with multiple updates")
         return compute_fork(saved)
-    parent, ckpt, metadata, new_versions = compute_update(graph, config, saver, saved, updates)
+    parent, ckpt, metadata, new_versions = compute_update(graph, config, saver, saved, updates,
+                                                          delta)
     return parent, ckpt, metadata, new_versions
