@@ -26,6 +26,9 @@ INPUT: Final = sys.intern("__input__")
 INTERRUPT: Final = sys.intern("__interrupt__")
 RESUME: Final = sys.intern("__resume__")
 ERROR: Final = sys.intern("__error__")
+ERROR_SOURCE_NODE: Final = sys.intern("__error_source_node__")
+"""Saved beside a failed task's ``__error__`` (the node's error) when the node has an error
+handler that still has to run: on resume the handler runs, not the node. Value: the node."""
 NO_WRITES: Final = sys.intern("__no_writes__")
 RETURN: Final = sys.intern("__return__")
 SCHEDULED: Final = sys.intern("__scheduled__")
@@ -38,7 +41,8 @@ JOIN_PREFIX: Final = "join:"
 SELF: Final = "__self__"
 
 RESERVED: Final = frozenset(
-    {TASKS, PUSH, PULL, INPUT, INTERRUPT, RESUME, ERROR, NO_WRITES, RETURN, SCHEDULED}
+    {TASKS, PUSH, PULL, INPUT, INTERRUPT, RESUME, ERROR, ERROR_SOURCE_NODE, NO_WRITES, RETURN,
+     SCHEDULED}
 )
 """Write keys that never name a user channel."""
 

@@ -246,6 +246,13 @@ class RunLoop:
     def after_tick(self) -> None:
         """Apply the step's writes, emit ``values``, checkpoint, and check interrupts."""
         tasks = list(self.tasks.values())
+        if any(t.held_for_handler for t in tasks):
+            # A node failed and the run pauses before its error handler: nothing is
+            # applied, the step's writes (and the node's error) stay pending.
+            self.status = "interrupt_before"
+            self.saves.interrupt_marker()
+            self.emit("updates", {INTERRUPT: ()})
+            return
         interrupted = [t for t in tasks if t.interrupts]
         if interrupted:
             self.status = "interrupted"

@@ -11,7 +11,7 @@ import contextvars
 import time
 from typing import TYPE_CHECKING, Any
 
-from stepgraph.constants import ERROR
+from stepgraph.constants import ERROR, ERROR_SOURCE_NODE
 from stepgraph.engine.context import reset_current_task, set_current_task
 from stepgraph.engine.retry import retry_delay
 from stepgraph.engine.subgraph import parent_command_value
@@ -141,6 +141,8 @@ def run_task_sync(task: Task) -> None:
     """Run ``task`` to completion with retries. Interrupts are recorded, errors raised."""
     policies = task.retry_policy
     task.first_attempt_time = time.time()
+    if task.handler_due is not None:  # the node failed in an earlier run
+        return _handle_sync(task, task.handler_due)
     while True:
         try:
             _attempt_sync(task)
@@ -156,7 +158,8 @@ def run_task_sync(task: Task) -> None:
             delay = retry_delay(policies, exc, task.attempt) if policies else None
             if delay is None:
                 if task.node.error_handler is not None:
-                    _handle_sync(task, exc)
+                    if not _hold_for_handler(task, exc):
+                        _handle_sync(task, exc)
                     return
                 _fail(task, exc)
                 raise
@@ -174,6 +177,26 @@ def _start_handler(task: Task, exc: BaseException) -> Any:
     return task.node.error_handler
 
 
+def _hold_for_handler(task: Task, exc: BaseException) -> bool:
+    """With ``interrupt_before=["__error_handler__<node>"]`` the run pauses before the
+    handler: the node's error is saved as pending, and resuming runs the handler."""
+    if f"__error_handler__{task.name}" not in (task.run.interrupt_before or ()):
+        return False
+    _note(exc, task)
+    task.error = exc
+    task.writes[:] = [(ERROR, exc), (ERROR_SOURCE_NODE, task.name)]
+    task.held_for_handler = True
+    return True
+
+
+def _handler_failed(task: Task, node_error: BaseException, err: BaseException) -> None:
+    """The handler raised: the run fails with its error, and the node's error stays saved
+    with the handler still due, so resuming the thread runs the handler again."""
+    _note(err, task)
+    task.error = err
+    task.writes[:] = [(ERROR, node_error), (ERROR_SOURCE_NODE, task.name)]
+
+
 def _handle_sync(task: Task, exc: BaseException) -> None:
     """Run the node's error handler instead of failing; its writes replace the node's."""
     handler, writer = _start_handler(task, exc)
@@ -181,7 +204,7 @@ def _handle_sync(task: Task, exc: BaseException) -> None:
     try:
         writer.run(task, handler.call(task.input, task))
     except Exception as err:
-        _fail(task, err)
+        _handler_failed(task, exc, err)
         raise
     finally:
         reset_current_task(token)
@@ -193,7 +216,7 @@ async def _handle_async(task: Task, exc: BaseException) -> None:
     try:
         writer.run(task, await handler.acall(task.input, task))
     except Exception as err:
-        _fail(task, err)
+        _handler_failed(task, exc, err)
         raise
     finally:
         reset_current_task(token)
@@ -289,6 +312,8 @@ async def run_task_async(task: Task) -> None:
 
     policies = task.retry_policy
     task.first_attempt_time = time.time()
+    if task.handler_due is not None:  # the node failed in an earlier run
+        return await _handle_async(task, task.handler_due)
     while True:
         try:
             await _attempt_async(task)
@@ -310,7 +335,8 @@ async def run_task_async(task: Task) -> None:
             delay = retry_delay(policies, exc, task.attempt) if policies else None
             if delay is None:
                 if task.node.error_handler is not None:
-                    await _handle_async(task, exc)
+                    if not _hold_for_handler(task, exc):
+                        await _handle_async(task, exc)
                     return
                 _fail(task, exc)
                 raise

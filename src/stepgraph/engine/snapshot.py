@@ -9,7 +9,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from stepgraph.constants import ERROR, INTERRUPT, NO_WRITES, NULL_TASK_ID, RESUME, RETURN
+from stepgraph.constants import (
+    ERROR,
+    ERROR_SOURCE_NODE,
+    INTERRUPT,
+    NO_WRITES,
+    NULL_TASK_ID,
+    RESUME,
+    RETURN,
+)
 from stepgraph.engine import planner
 from stepgraph.engine.apply import WriteSource, apply_writes
 from stepgraph.engine.fresh import read_with_writes
@@ -63,7 +71,7 @@ def snapshot(graph: Pregel, config: Any, saver: Any, saved: Any, *, apply_pendin
             info["interrupts"] = tuple(value)
         elif chan == NO_WRITES:
             info["done"] = True
-        elif chan != RESUME:
+        elif chan != RESUME and chan != ERROR_SOURCE_NODE:
             info["writes"].append((chan, value))
             info["done"] = True
     done = []

@@ -53,5 +53,14 @@ def validate_builder(graph: StateGraph, interrupt: Sequence[str] | None = None) 
             raise GraphDefinitionError(f"Found edge ending at unknown node `{target}`", code="SG124")
     if interrupt:
         for node in interrupt:
-            if node != "*" and node not in graph.nodes:
+            if node != "*" and node not in graph.nodes and not _is_handler_of(graph, node):
                 raise GraphDefinitionError(f"Interrupt node `{node}` not found", code="SG125")
+
+
+def _is_handler_of(graph: StateGraph, name: str) -> bool:
+    """``__error_handler__<node>`` names the error handler of a node that has one."""
+    prefix = "__error_handler__"
+    spec = graph.nodes.get(name[len(prefix):]) if name.startswith(prefix) else None
+    return spec is not None and (
+        spec.error_handler is not None or graph._node_defaults.get("error_handler") is not None
+    )
