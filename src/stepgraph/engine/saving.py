@@ -49,6 +49,14 @@ class SaveOps:
         if self.loop.durability == "exit":
             if not final:
                 return []
+            loop = self.loop
+            if loop.parent_task is not None and loop.graph.checkpointer is not True and (
+                loop.status == "done"
+            ):
+                # A subgraph that finished keeps nothing: its parent's checkpoint holds the
+                # result. (Interrupted or failed, or with its own history, it is saved.)
+                self.ops = []
+                return []
             return self._exit_ops()
         ops, self.ops = self.ops, []
         return ops

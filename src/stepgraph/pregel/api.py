@@ -131,9 +131,13 @@ class PregelAPI:
         self, input: Any, config: Any = None, *, context: Any = None, stream_mode: Any = "values",
         print_mode: Any = (), output_keys: Any = None, interrupt_before: Any = None,
         interrupt_after: Any = None, durability: Any = None, version: str = "v1",
-        control: Any = None, **kwargs: Any,
+        control: Any = None, debug: bool | None = None, subgraphs: bool = False, **kwargs: Any,
     ) -> Any:
-        """Run the graph to the end and return its output (the final state by default)."""
+        """Run the graph to the end and return its output (the final state by default).
+
+        ``debug`` and ``subgraphs`` are accepted as ``stream`` takes them; they do not change
+        what is returned.
+        """
         durability = _durability(durability, kwargs)
         if stream_mode == "values":
             run = self._prepare(
@@ -181,7 +185,7 @@ class PregelAPI:
         self, input: Any, config: Any = None, *, context: Any = None, stream_mode: Any = "values",
         print_mode: Any = (), output_keys: Any = None, interrupt_before: Any = None,
         interrupt_after: Any = None, durability: Any = None, version: str = "v1",
-        control: Any = None, **kwargs: Any,
+        control: Any = None, debug: bool | None = None, subgraphs: bool = False, **kwargs: Any,
     ) -> Any:
         """Async twin of ``invoke``."""
         durability = _durability(durability, kwargs)
