@@ -76,6 +76,7 @@ class RunLoop:
     ) -> None:
         self.graph = graph
         self.nodes = graph.nodes
+        self.delta_keys: tuple[str, ...] = graph.delta_keys
         self.input = input
         self.config = config
         self.sink = sink
@@ -224,7 +225,7 @@ class RunLoop:
         """Record a finished task: queue its writes for the saver and stream its update."""
         if task.bubbled:
             return
-        if self.graph.delta_keys and task.writes:
+        if self.delta_keys and task.writes:
             self._stamp_delta_writes(task)
         if task.error is not None and task.writes and task.writes[0][0] == ERROR:
             self.saves.task_writes(task.id, task.writes, task.sort_key)
@@ -284,7 +285,7 @@ class RunLoop:
         """Give messages written to delta keys their ids before the writes are stored."""
         from stepgraph.engine.delta import stamp_message_ids
 
-        keys = self.graph.delta_keys
+        keys = self.delta_keys
         task.writes[:] = [
             (c, stamp_message_ids(v)) if c in keys else (c, v) for c, v in task.writes
         ]

@@ -69,7 +69,7 @@ class SaveOps:
             return ops
         _, config, ckpt, metadata, _ = ops[last]
         configurable = {k: v for k, v in config["configurable"].items() if k != "checkpoint_id"}
-        if self.loop.graph.delta_keys:  # no ancestors to rebuild from: store them whole
+        if self.loop.delta_keys:  # no ancestors to rebuild from: store them whole
             ckpt = {**ckpt, "channel_values": {**ckpt["channel_values"], **self._delta_values(True)}}
         put = ("put", {"configurable": configurable}, ckpt, metadata, dict(ckpt["channel_versions"]))
         return [put, *ops[last + 1:]]
@@ -91,7 +91,7 @@ class SaveOps:
         versions = loop.versions
         saved = self.saved_versions
         new_versions = {k: v for k, v in versions.items() if saved.get(k) != v}
-        for key in loop.graph.delta_keys:  # stored whole now, though its version is older
+        for key in loop.delta_keys:  # stored whole now, though its version is older
             if key in ckpt["channel_values"]:
                 new_versions[key] = versions[key]
         self.saved_versions = dict(versions)
@@ -110,7 +110,7 @@ class SaveOps:
                 v = ch.checkpoint()
                 if v is not MISSING:
                     values[k] = v
-        if loop.graph.delta_keys:
+        if loop.delta_keys:
             values.update(self._delta_values(whole_delta or self.whole_delta))
             self.whole_delta = False
         return {
@@ -128,7 +128,7 @@ class SaveOps:
         ``snapshot_frequency`` is reached."""
         loop = self.loop
         out = {}
-        for key in loop.graph.delta_keys:
+        for key in loop.delta_keys:
             ch = loop.channels.get(key)
             if ch is not None and key in loop.versions and ch.is_available() and (
                 force or ch.snapshot_due()

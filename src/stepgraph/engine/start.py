@@ -93,7 +93,7 @@ def _left_unfinished(loop: RunLoop) -> bool:
 def _fresh_input(loop: RunLoop, writes: list[tuple[str, Any]]) -> None:
     # New input discards tasks still pending from the previous checkpoint; their saved
     # writes are never applied, so delta keys cannot be rebuilt across them.
-    delta_keys = loop.graph.delta_keys
+    delta_keys = loop.delta_keys
     if delta_keys and any(c in delta_keys for _, c, _ in loop.pending_writes):
         loop.saves.whole_delta = True
     discarded = [
