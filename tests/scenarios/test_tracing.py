@@ -81,6 +81,7 @@ def test_one_root_run_with_a_child_per_node(driver) -> None:
     assert node.inputs == {"value": 1, "log": []}
     assert node.outputs == {"value": 2, "log": ["n"]}
     assert node.extra["metadata"]["langgraph_node"] == "n"
+    assert "graph:step:1" in node.tags
 
 
 def test_run_name_and_tags_reach_the_root_run(driver) -> None:

@@ -41,7 +41,7 @@ def build_task_config(loop: RunLoop, task: Task) -> RunnableConfig:
     config["run_name"] = task.name
     callbacks = base.get("callbacks")
     if loop.tracer is not None:  # the task's runs nest under the graph's run
-        callbacks = config["callbacks"] = loop.tracer.task_callbacks()
+        callbacks = config["callbacks"] = loop.tracer.task_callbacks(task.step)
     if "messages" in loop.sink.modes:  # chat-model tokens reach the stream through callbacks
         from stepgraph.stream.messages import task_callbacks
 

@@ -172,11 +172,12 @@ class RunTracer:
             await self.graph.on_resume(event)
 
     # -- tasks ----------------------------------------------------------------------------
-    def task_callbacks(self) -> Any:
-        """The ``callbacks`` of the run's task configs: children of the graph run."""
+    def task_callbacks(self, step: int) -> Any:
+        """The ``callbacks`` of a task config of step ``step``: children of the graph run,
+        tagged ``graph:step:<step>`` as LangGraph tags them."""
         if self.run is None:
             return self.loop.config.get("callbacks")
-        return self.run.get_child()
+        return self.run.get_child(f"graph:step:{step}")
 
 
 # -- node attempts and task calls -------------------------------------------------------------
