@@ -203,3 +203,32 @@ def test_overwrite_in_a_node(driver, saver) -> None:
     for _ in range(3):
         driver.invoke(app, {"items": []}, config)
     assert get_state(driver, app, config).values["items"] == ["fresh", "x"]
+
+
+def test_a_message_history_moves_to_a_delta_channel(driver, saver) -> None:
+    """``add_messages`` state switched to ``DeltaChannel(_messages_delta_reducer)``: the history
+    is kept, new messages fold on top, ids dedupe and removals work."""
+    from stepgraph.graph.message import _messages_delta_reducer, add_messages
+    from stepgraph.messages import RemoveMessage
+
+    def build(channel: Any) -> Any:
+        S = TypedDict("S", {"messages": Annotated[list, channel]})  # noqa: UP013
+        return (StateGraph(S).add_node("n", lambda s: {}).add_edge(START, "n")
+                .compile(checkpointer=saver))
+
+    config = cfg()
+    old = build(add_messages)
+    driver.invoke(old, {"messages": [{"role": "user", "content": "hi", "id": "h1"}]}, config)
+    new = build(DeltaChannel(_messages_delta_reducer))
+    driver.invoke(new, {"messages": [{"role": "ai", "content": "yo", "id": "a1"}]}, config)
+    driver.invoke(new, {"messages": [{"role": "ai", "content": "yo!", "id": "a1"},
+                                     {"role": "user", "content": "bye", "id": "h2"}]}, config)
+    driver.invoke(new, {"messages": [RemoveMessage(id="h1")]}, config)
+
+    def ids(values: dict) -> list:
+        return [m["id"] if isinstance(m, dict) else m.id for m in values["messages"]]
+
+    state = get_state(driver, new, config)
+    assert ids(state.values) == ["a1", "h2"]
+    first = state.values["messages"][0]
+    assert (first["content"] if isinstance(first, dict) else first.content) == "yo!"

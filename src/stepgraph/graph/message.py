@@ -96,6 +96,19 @@ def add_messages(
     return partial(_add_messages, format=format)
 
 
+def _messages_delta_reducer(state: Messages, writes: list[Messages]) -> list[Any]:
+    """``add_messages`` as a ``DeltaChannel`` reducer (LangGraph's name for it)::
+
+        messages: Annotated[list, DeltaChannel(_messages_delta_reducer)]
+
+    Folds a batch of writes one after the other, so batching never changes the result.
+    """
+    merged: Any = state
+    for write in writes:
+        merged = merge_messages(merged, write, None)
+    return list(merged) if not isinstance(merged, list) else merged
+
+
 class MessagesState(TypedDict):
     """A state schema with one key, ``messages``, merged by :func:`add_messages`."""
 
