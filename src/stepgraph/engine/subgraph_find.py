@@ -30,6 +30,13 @@ _SLOT_DESCRIPTORS = (types.MemberDescriptorType, types.GetSetDescriptorType)
 
 def find_subgraphs(fn: Any) -> list[Any]:
     """The compiled graphs ``fn`` can reach (see the module docstring), in order found."""
+    code = getattr(fn, "__code__", None)
+    if type(code) is types.CodeType and not code.co_freevars and (
+        getattr(fn, "__wrapped__", None) is None
+    ):
+        glb = getattr(fn, "__globals__", None) or {}
+        if not any(name in glb for name in code.co_names):
+            return []  # no closure and no global it names: nothing to start from (most nodes)
     from stepgraph.pregel.main import Pregel
 
     found: list[Any] = []

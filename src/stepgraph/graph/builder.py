@@ -142,17 +142,8 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
 
         ``trace_policy`` (a ``TracePolicy``) changes what tracers record for the node's runs.
         """
-        from stepgraph.warnings import LangGraphDeprecatedSinceV05, deprecated_since
-
-        for old, new in (("input", "input_schema"), ("retry", "retry_policy")):
-            if old in kwargs:
-                deprecated_since(LangGraphDeprecatedSinceV05, f"`{old}` is deprecated and will be "
-                                 f"removed. Please use `{new}` instead.")
-        if input_schema is None:
-            input_schema = kwargs.pop("input", None)
-        if retry_policy is None:
-            retry_policy = kwargs.pop("retry", None)
-        _refuse_unknown("add_node()", kwargs, ("input", "retry"))
+        if kwargs:  # LangGraph's deprecated spellings; anything else is refused
+            input_schema, retry_policy = _legacy_node_kwargs(kwargs, input_schema, retry_policy)
         if not isinstance(node, str):
             action, name = node, callable_name(node)
         else:
@@ -278,6 +269,23 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
             interrupt_before=interrupt_before, interrupt_after=interrupt_after, debug=debug,
             name=name,
         )
+
+
+def _legacy_node_kwargs(kwargs: dict[str, Any], input_schema: Any, retry_policy: Any) -> tuple[Any, Any]:
+    """``add_node``'s ``input``/``retry`` (deprecated, with a warning) folded into
+    ``input_schema``/``retry_policy``; any other keyword argument is a ``TypeError``."""
+    from stepgraph.warnings import LangGraphDeprecatedSinceV05, deprecated_since
+
+    for old, new in (("input", "input_schema"), ("retry", "retry_policy")):
+        if old in kwargs:
+            deprecated_since(LangGraphDeprecatedSinceV05, f"`{old}` is deprecated and will be "
+                             f"removed. Please use `{new}` instead.", stacklevel=3)
+    if input_schema is None:
+        input_schema = kwargs.pop("input", None)
+    if retry_policy is None:
+        retry_policy = kwargs.pop("retry", None)
+    _refuse_unknown("add_node()", kwargs, ("input", "retry"))
+    return input_schema, retry_policy
 
 
 def _refuse_unknown(where: str, kwargs: dict[str, Any], handled: tuple[str, ...] = ()) -> None:
