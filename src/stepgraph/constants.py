@@ -26,9 +26,11 @@ INPUT: Final = sys.intern("__input__")
 INTERRUPT: Final = sys.intern("__interrupt__")
 RESUME: Final = sys.intern("__resume__")
 ERROR: Final = sys.intern("__error__")
+ERROR_SOURCE_NODE: Final = sys.intern("__error_source_node__")
+"""Saved beside a failed task's ``__error__`` (the node's error) when the node has an error
+handler that still has to run: on resume the handler runs, not the node. Value: the node."""
 NO_WRITES: Final = sys.intern("__no_writes__")
 RETURN: Final = sys.intern("__return__")
-PREVIOUS: Final = sys.intern("__previous__")
 SCHEDULED: Final = sys.intern("__scheduled__")
 ROOT: Final = sys.intern("__root__")
 NULL_TASK_ID: Final = "00000000-0000-0000-0000-000000000000"
@@ -39,7 +41,8 @@ JOIN_PREFIX: Final = "join:"
 SELF: Final = "__self__"
 
 RESERVED: Final = frozenset(
-    {TASKS, PUSH, PULL, INPUT, INTERRUPT, RESUME, ERROR, NO_WRITES, RETURN, SCHEDULED}
+    {TASKS, PUSH, PULL, INPUT, INTERRUPT, RESUME, ERROR, ERROR_SOURCE_NODE, NO_WRITES, RETURN,
+     SCHEDULED}
 )
 """Write keys that never name a user channel."""
 
@@ -66,3 +69,28 @@ MISSING: Final[Any] = _Missing()
 
 OVERWRITE_KEY: Final = "__overwrite__"
 """Dict key (and ``Overwrite.type``) marking a write that bypasses a reducer."""
+
+
+def __getattr__(name: str) -> Any:
+    """Names LangGraph moved out of ``langgraph.constants``: still importable, with a warning."""
+    from stepgraph.warnings import LangGraphDeprecatedSinceV10, deprecated_since
+
+    if name in ("Send", "Interrupt"):
+        deprecated_since(
+            LangGraphDeprecatedSinceV10,
+            f"Importing {name} from langgraph.constants is deprecated. "
+            f"Please use 'from langgraph.types import {name}' instead.",
+        )
+        import stepgraph.types
+
+        return getattr(stepgraph.types, name)
+    from stepgraph import _constants
+
+    if name in _constants.__all__:
+        deprecated_since(
+            LangGraphDeprecatedSinceV10,
+            f"Importing {name} from langgraph.constants is deprecated. This constant is now "
+            "private and should not be used directly.",
+        )
+        return getattr(_constants, name)
+    raise AttributeError(f"module 'stepgraph.constants' has no attribute {name!r}")

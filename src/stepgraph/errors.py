@@ -18,6 +18,7 @@ Exception tree::
     ├── RecursionError
     │   └── GraphRecursionError           SG302
     └── GraphBubbleUp                     control flow, never an error for the user
+        ├── GraphDrained                  a RunControl asked the run to stop
         ├── GraphInterrupt
         └── ParentCommand
 
@@ -40,6 +41,7 @@ __all__ = [
     "ErrorCode",
     "GraphBubbleUp",
     "GraphDefinitionError",
+    "GraphDrained",
     "GraphInterrupt",
     "GraphRecursionError",
     "InvalidUpdateError",
@@ -186,6 +188,18 @@ class GraphBubbleUp(Exception):
     """Control-flow signals that travel up the call stack; not errors."""
 
 
+class GraphDrained(GraphBubbleUp):
+    """The run stopped early because its ``RunControl`` asked it to drain.
+
+    It stopped at a step boundary with that step checkpointed: ``invoke(None, config)``
+    continues it. ``reason`` is what ``request_drain(reason)`` was given.
+    """
+
+    def __init__(self, reason: str = "shutdown") -> None:
+        self.reason = reason
+        super().__init__(f"Graph drained: {reason}")
+
+
 class GraphInterrupt(GraphBubbleUp):
     """A node called ``interrupt()`` and no resume value was available."""
 
@@ -202,7 +216,12 @@ class NodeInterrupt(GraphInterrupt):
 
     def __init__(self, value: Any, id: str | None = None) -> None:
         from stepgraph.types import Interrupt
+        from stepgraph.warnings import LangGraphDeprecatedSinceV10, deprecated_since
 
+        deprecated_since(
+            LangGraphDeprecatedSinceV10,
+            "NodeInterrupt is deprecated. Please use `langgraph.types.interrupt` instead.",
+        )
         super().__init__([Interrupt(value=value, id=id or "")])
 
 

@@ -37,7 +37,9 @@ __all__ = [
     "StreamMode",
     "StreamWriter",
     "TimeoutPolicy",
+    "TracePolicy",
     "interrupt",
+    "omit_payload",
 ]
 
 N = TypeVar("N", bound=Hashable)
@@ -45,7 +47,9 @@ N = TypeVar("N", bound=Hashable)
 All = Literal["*"]
 """Interrupt before/after every node."""
 
-StreamMode = Literal["values", "updates", "checkpoints", "tasks", "debug", "messages", "custom"]
+StreamMode = Literal[
+    "values", "updates", "checkpoints", "tasks", "debug", "messages", "custom", "tools"
+]
 """What a stream yields (see ``stream``)."""
 
 Durability = Literal["sync", "async", "exit"]
@@ -93,21 +97,66 @@ class Send:
         )
 
 
-@dataclass(frozen=True, slots=True)
+_LEGACY_INTERRUPT_KWARGS = frozenset({"ns", "when", "resumable", "interrupt_id"})
+
+
+@dataclass(frozen=True, slots=True, init=False)
 class Interrupt:
-    """A pause requested by ``interrupt(value)``; ``id`` identifies it for resuming."""
+    """A pause requested by ``interrupt(value)``; ``id`` identifies it for resuming.
+
+    ``Interrupt(value, ns=[...], when=..., resumable=...)`` is the shape LangGraph versions
+    before 0.6 stored in checkpoints; such an object is rebuilt with the id LangGraph gave
+    it (the 128-bit xxh3 hash of its namespace), so a client that saw that id can still
+    resume it. ``when`` and ``resumable`` are dropped, as LangGraph drops them.
+    """
 
     value: Any
-    id: str = ""
+    id: str
+
+    def __init__(self, value: Any, id: str = "", **legacy: Any) -> None:
+        unknown = set(legacy) - _LEGACY_INTERRUPT_KWARGS
+        if unknown:
+            raise TypeError(f"Interrupt() got unexpected keyword argument(s) {sorted(unknown)}")
+        ns = legacy.get("ns")
+        if not id and legacy.get("interrupt_id"):
+            id = legacy["interrupt_id"]
+        elif not id and isinstance(ns, Sequence) and not isinstance(ns, str):
+            id = langgraph_interrupt_id("|".join(ns))
+        object.__setattr__(self, "value", value)
+        object.__setattr__(self, "id", id)
 
     @classmethod
     def from_ns(cls, value: Any, ns: str) -> Interrupt:
-        return cls(value=value, id=interrupt_id_for(ns))
+        """An interrupt with the id LangGraph gives an interrupt raised in namespace ``ns``
+        (how older checkpoints and LangGraph clients name it)."""
+        return cls(value=value, id=langgraph_interrupt_id(ns))
 
     @property
     def interrupt_id(self) -> str:
         """Deprecated alias of ``id``."""
+        from stepgraph.warnings import LangGraphDeprecatedSinceV10, deprecated_since
+
+        deprecated_since(LangGraphDeprecatedSinceV10, "`interrupt_id` is deprecated. Use `id` instead.")
         return self.id
+
+
+def langgraph_interrupt_id(ns: str) -> str:
+    """LangGraph's id of the interrupts raised in namespace ``ns``: the xxh3-128 hex digest.
+
+    Needs the ``xxhash`` package (installed with langchain-core, or ``pip install xxhash``).
+    """
+    try:
+        from xxhash import xxh3_128_hexdigest
+    except ImportError as exc:
+        from stepgraph.errors import StepgraphError
+
+        raise StepgraphError(
+            f"Cannot compute LangGraph's id of an interrupt in namespace {ns!r}: the 'xxhash' "
+            "package is not installed.",
+            code="SG340",
+            hint="pip install xxhash (needed to read interrupts saved by LangGraph < 0.6)",
+        ) from exc
+    return xxh3_128_hexdigest(ns.encode())
 
 
 def interrupt_id_for(ns: str) -> str:
@@ -251,6 +300,27 @@ class TimeoutPolicy:
         return cls(run_timeout=float(value))
 
 
+@dataclass(frozen=True, slots=True)
+class TracePolicy:
+    """What tracers record for a node's runs (``add_node(..., trace_policy=...)``).
+
+    Each processor gets the node's real input (``process_inputs``) or return value
+    (``process_outputs``) and returns what to record instead, e.g. a summary of a long
+    message history. Only tracers (``BaseTracer`` handlers such as LangSmith's) see the
+    processed value; the node, the graph and other callback handlers see the real one,
+    and so do the node's child runs. A processor that raises records the real value.
+    Not a redaction tool: use the LangSmith client's ``hide_inputs``/``hide_outputs``.
+    """
+
+    process_inputs: Callable[[Any], Any] | None = None
+    process_outputs: Callable[[Any], Any] | None = None
+
+
+def omit_payload(_value: Any) -> dict[str, Any]:
+    """A ``TracePolicy`` processor recording an empty payload (keeps the run and its timing)."""
+    return {}
+
+
 class PregelTask(NamedTuple):
     """A task in a ``StateSnapshot``: what ran or will run, and what came of it."""
 
@@ -292,14 +362,36 @@ class GraphOutput:
     interrupts: tuple[Interrupt, ...] = ()
 
     def __getitem__(self, key: str) -> Any:
+        """Deprecated: read ``.value`` (``.interrupts`` for ``"__interrupt__"``)."""
+        _warn_graph_output("`result[key]`")
         if key == "__interrupt__":
-            return list(self.interrupts)
-        return self.value[key]
+            return self.interrupts
+        if isinstance(self.value, dict):
+            return self.value[key]
+        try:
+            return getattr(self.value, key)
+        except AttributeError:
+            raise KeyError(key) from None
 
     def __contains__(self, key: object) -> bool:
+        """Deprecated: test ``.value`` (``.interrupts`` for ``"__interrupt__"``)."""
+        _warn_graph_output("`key in result`")
         if key == "__interrupt__":
             return bool(self.interrupts)
-        return key in self.value
+        if isinstance(self.value, dict):
+            return key in self.value
+        return isinstance(key, str) and hasattr(self.value, key)
+
+
+def _warn_graph_output(how: str) -> None:
+    from stepgraph.warnings import LangGraphDeprecatedSinceV11, deprecated_since
+
+    deprecated_since(
+        LangGraphDeprecatedSinceV11,
+        f"Accessing GraphOutput via {how} is deprecated. Use `result.value` to access the "
+        "output value directly, or `result.interrupts` for interrupts.",
+        stacklevel=3,
+    )
 
 
 def interrupt(value: Any) -> Any:

@@ -150,7 +150,7 @@ def test_thread_state_becomes_a_state_snapshot() -> None:
     assert isinstance(snap, StateSnapshot)
     assert snap.next == ("inner",)
     assert snap.config == {"configurable": {"thread_id": "t", "checkpoint_ns": "",
-                                            "checkpoint_id": "c2"}}
+                                            "checkpoint_id": "c2", "checkpoint_map": {}}}
     assert snap.parent_config["configurable"]["checkpoint_id"] == "c1"
     task = snap.tasks[0]
     assert isinstance(task, PregelTask) and task.path == ("__pregel_pull", "inner")
@@ -181,3 +181,74 @@ def test_remote_exception_carries_the_error_event() -> None:
     assert exc.args[0] == {"error": "ValueError", "message": "boom: x"}
     assert exc.error == "ValueError" and exc.message == "boom: x"
     assert "ValueError: boom: x" in str(exc) and exc.code == "SG510"
+
+
+class _Part:
+    def __init__(self, event: str, data: object, id: str | None = None) -> None:
+        self.event, self.data, self.id = event, data, id
+
+
+class _Runs:
+    """A recording stand-in for the SDK's ``runs`` (sync and async ``stream``)."""
+
+    def __init__(self, parts: list[_Part]) -> None:
+        self.parts = parts
+        self.calls: list[dict] = []
+
+    def stream(self, **kwargs: object):  # type: ignore[no-untyped-def]
+        self.calls.append(kwargs)
+        return iter(self.parts)
+
+
+class _Client:
+    def __init__(self, parts: list[_Part]) -> None:
+        self.runs = _Runs(parts)
+
+
+def test_run_requests_name_the_thread_and_pass_headers_and_sdk_options() -> None:
+    client = _Client([_Part("values", {"v": 1})])
+    remote = RemoteGraph("g", sync_client=client)
+    remote.invoke({"v": 0}, {"configurable": {"thread_id": "t1", "k": 2}},
+                  headers={"x-a": "1"}, multitask_strategy="enqueue")
+    [call] = client.runs.calls
+    assert call["thread_id"] == "t1" and call["assistant_id"] == "g"
+    assert call["config"]["configurable"] == {"k": 2} and call["context"] is None
+    assert call["headers"] == {"x-a": "1"} and call["multitask_strategy"] == "enqueue"
+    remote.invoke({"v": 0}, context={"user": "u"})
+    assert client.runs.calls[-1]["context"] == {"user": "u"}
+    assert client.runs.calls[-1]["headers"] is None
+    with pytest.raises(TypeError, match="input"):
+        remote.invoke({"v": 0}, input=1)
+
+
+def test_distributed_tracing_adds_langsmith_headers() -> None:
+    ls = pytest.importorskip("langsmith")
+    from unittest.mock import MagicMock
+
+    client = _Client([_Part("values", {"v": 1})])
+    traced = RemoteGraph("g", sync_client=client, distributed_tracing=True)
+    plain = RemoteGraph("g", sync_client=client)
+    with ls.tracing_context(enabled=True, client=MagicMock()), ls.trace("caller"):
+        traced.invoke({"v": 0}, headers={"baggage": "mine=1"})
+        plain.invoke({"v": 0})
+    with_tracing, without = client.runs.calls
+    assert with_tracing["headers"]["langsmith-trace"]
+    assert with_tracing["headers"]["baggage"].startswith("mine=1,langsmith-metadata=")
+    assert without["headers"] is None
+    traced.invoke({"v": 0})  # no current run tree: nothing added
+    assert client.runs.calls[-1]["headers"] is None
+
+
+def test_several_modes_yield_sdk_parts_and_a_nested_call_raises_interrupts() -> None:
+    from stepgraph.errors import GraphInterrupt
+
+    parts = [_Part("updates", {"a": 1}, "7"),
+             _Part("updates", {"__interrupt__": [{"value": "q", "id": "i" * 32}]}, "8")]
+    remote = RemoteGraph("g", sync_client=_Client(parts))
+    got = list(remote.stream({}, stream_mode=["updates"]))
+    assert got[0] == ("updates", {"a": 1}, "7")
+    assert got[1][0] == "updates" and got[1][2] == "8"
+    assert list(remote.stream({}, stream_mode="updates"))[0] == {"a": 1}
+    with pytest.raises(GraphInterrupt) as info:
+        list(remote.stream({}, {"configurable": {"checkpoint_ns": "caller:1"}}))
+    assert info.value.args[0] == [Interrupt("q", "i" * 32)]

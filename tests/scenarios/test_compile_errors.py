@@ -147,3 +147,20 @@ def test_unreachable_node_is_allowed(driver):
     g.add_node("island", lambda s: {"n": 99})
     g.add_edge(START, "a")
     assert driver.invoke(g.compile(), {"n": 0}) == {"n": 1}
+
+
+def test_default_error_handler_name_is_reserved():
+    """With ``set_node_defaults(error_handler=...)`` a node may not take the handler's name."""
+    import pytest
+
+    from stepgraph.errors import GraphDefinitionError
+
+    g = (
+        StateGraph(dict)
+        .set_node_defaults(error_handler=lambda state, error: {})
+        .add_node("__default_error_handler__", lambda s: s)
+        .add_edge(START, "__default_error_handler__")
+    )
+    with pytest.raises(GraphDefinitionError, match="__default_error_handler__") as exc:
+        g.compile()
+    assert exc.value.code == "SG126"

@@ -269,3 +269,35 @@ def test_interrupts_in_two_tasks_resumed_one_by_one(driver, saver):
     out = driver.invoke(wf, Command(resume={i.id: "B" for i in out["__interrupt__"]}), config)
     assert out == ["1:A", "2:B"]
     assert sorted(calls) == [1, 1, 2, 2, 2]  # task 1 is not re-run on the second resume
+
+
+def test_task_timeout_is_enforced(driver):
+    """A task call that outlives its ``timeout`` fails its caller with ``NodeTimeoutError``;
+    one that finishes in time returns its value (sync tasks too, a stepgraph extension)."""
+    from stepgraph.errors import NodeTimeoutError
+    from stepgraph.types import TimeoutPolicy
+
+    if driver.is_async:
+
+        @task(timeout=TimeoutPolicy(run_timeout=0.05))
+        async def slow(x: int) -> int:
+            await asyncio.sleep(x)
+            return x
+
+        @entrypoint()
+        async def wf(x: float) -> float:
+            return await slow(x)
+    else:
+
+        @task(timeout=TimeoutPolicy(run_timeout=0.05))
+        def slow(x: float) -> float:
+            time.sleep(x)
+            return x
+
+        @entrypoint()
+        def wf(x: float) -> float:
+            return slow(x).result()
+
+    with pytest.raises(NodeTimeoutError):
+        driver.invoke(wf, 0.5)
+    assert driver.invoke(wf, 0) == 0

@@ -279,3 +279,12 @@ def test_output_keys_filter_values(driver):
     assert chunks == [{"trail": ["a"]}, {"trail": ["a", "b"]}]
     chunks = driver.stream(app, {"n": 1, "trail": ["in"]}, stream_mode="values", output_keys="trail")
     assert chunks == [["in"], ["in", "a"], ["in", "a", "b"]]
+
+
+def test_tasks_stream_carries_user_metadata_and_tags(driver):
+    """A ``tasks`` start payload carries the node's metadata and the run's tags, not the
+    framework's ``langgraph_*`` keys."""
+    g = StateGraph(dict).add_node("n", lambda s: {}, metadata={"owner": "me"}).add_edge(START, "n")
+    parts = driver.stream(g.compile(), {"x": 1}, {"tags": ["run-tag"]}, stream_mode="tasks")
+    start = next(p for p in parts if "input" in p)
+    assert start["metadata"] == {"owner": "me", "tags": ["run-tag"]}

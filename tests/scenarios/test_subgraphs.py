@@ -105,3 +105,42 @@ def test_stream_subgraphs_from_graph_invoked_in_node(driver):
         (("call:<id>",), {"inner": {"items": ["inner saw 3"]}}),
         ((), {"call": {"text": "abc|inner saw 3"}}),
     ]
+
+
+def test_subgraphs_run_with_their_parents_durability(driver, tmp_path):
+    """A subgraph inherits its parent's durability: with ``"exit"`` a finished subgraph
+    stores nothing (its parent's checkpoint holds the result), an interrupted one does."""
+    from scenario_savers import cfg
+
+    from stepgraph.checkpoint.memory import InMemorySaver
+    from stepgraph.types import Command, interrupt
+
+    class S(TypedDict):
+        log: Annotated[list, operator.add]
+
+    seen: list[str] = []
+
+    def inner(state, config):
+        seen.append(config["configurable"]["__pregel_durability"])
+        return {"log": ["inner"]}
+
+    def ask(state):
+        return {"log": [interrupt("q")]}
+
+    for durability in ("sync", "exit"):
+        saver = InMemorySaver()
+        child = StateGraph(S).add_node("inner", inner).add_edge(START, "inner").compile()
+        app = StateGraph(S).add_node("child", child).add_edge(START, "child").compile(
+            checkpointer=saver)
+        config = cfg()
+        driver.invoke(app, {"log": []}, config, durability=durability)
+        namespaces = {c.config["configurable"]["checkpoint_ns"] for c in saver.list(config)}
+        assert (namespaces == {""}) == (durability == "exit")
+    assert seen == ["sync", "exit"]
+
+    saver = InMemorySaver()
+    child = StateGraph(S).add_node("ask", ask).add_edge(START, "ask").compile()
+    app = StateGraph(S).add_node("child", child).add_edge(START, "child").compile(checkpointer=saver)
+    config = cfg()
+    driver.invoke(app, {"log": []}, config, durability="exit")
+    assert driver.invoke(app, Command(resume="a"), config, durability="exit") == {"log": ["a"]}

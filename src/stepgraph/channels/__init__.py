@@ -7,6 +7,7 @@ Pure in-memory objects with no I/O, named and behaving like LangGraph's
 from stepgraph.channels.any_value import AnyValue
 from stepgraph.channels.base import BaseChannel, EmptyChannelError
 from stepgraph.channels.binop import BinaryOperatorAggregate
+from stepgraph.channels.delta import DeltaChannel
 from stepgraph.channels.ephemeral_value import EphemeralValue
 from stepgraph.channels.last_value import LastValue
 from stepgraph.channels.last_value_after_finish import LastValueAfterFinish
@@ -19,6 +20,7 @@ __all__ = [
     "AnyValue",
     "BaseChannel",
     "BinaryOperatorAggregate",
+    "DeltaChannel",
     "EmptyChannelError",
     "EphemeralValue",
     "LastValue",

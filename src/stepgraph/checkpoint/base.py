@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Generic, Literal, NamedTuple, TypedDict, TypeVar
 
+from stepgraph.checkpoint._delta import DeltaChannelHistory, HistoryWalk
 from stepgraph.checkpoint._ids import uuid6
 from stepgraph.checkpoint.serde.base import SerializerProtocol
 from stepgraph.constants import MISSING, WRITES_IDX_MAP
@@ -30,6 +31,7 @@ __all__ = [
     "ChannelVersion",
     "ChannelVersions",
     "Checkpoint",
+    "DeltaChannelHistory",
     "CheckpointMetadata",
     "CheckpointTuple",
     "PendingWrite",
@@ -383,6 +385,41 @@ class BaseCheckpointSaver(Generic[V]):
     async def adelete_thread(self, thread_id: str) -> None:
         """Async ``delete_thread``."""
         raise NotImplementedError
+
+    # --- DeltaChannel support ------------------------------------------------------------
+    def get_delta_channel_history(
+        self, *, config: RunnableConfig, channels: Sequence[str]
+    ) -> Mapping[str, DeltaChannelHistory]:
+        """Per channel, the writes saved along the ancestors of ``config``'s checkpoint and
+        the nearest stored value (``seed``), from which a ``DeltaChannel`` is rebuilt (see
+        ``stepgraph.checkpoint._delta``). Walks ``get_tuple`` along ``parent_config``."""
+        walk = HistoryWalk(channels)
+        if not channels:
+            return {}
+        target = self.get_tuple(config)
+        cursor = target.parent_config if target is not None else None
+        while cursor is not None:
+            saved = self.get_tuple(cursor)
+            if saved is None:
+                break
+            cursor = walk.take(saved)
+        return walk.result()
+
+    async def aget_delta_channel_history(
+        self, *, config: RunnableConfig, channels: Sequence[str]
+    ) -> Mapping[str, DeltaChannelHistory]:
+        """Async ``get_delta_channel_history``."""
+        walk = HistoryWalk(channels)
+        if not channels:
+            return {}
+        target = await self.aget_tuple(config)
+        cursor = target.parent_config if target is not None else None
+        while cursor is not None:
+            saved = await self.aget_tuple(cursor)
+            if saved is None:
+                break
+            cursor = walk.take(saved)
+        return walk.result()
 
     def get_next_version(self, current: V | None, channel: Any = None) -> V:
         """The version after ``current`` (``None``: the first); integers counting up by default."""

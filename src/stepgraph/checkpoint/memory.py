@@ -23,6 +23,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self
 
 from stepgraph.checkpoint._codec import (
+    EMPTY,
     Blob,
     BlobKey,
     CheckpointRow,
@@ -164,7 +165,12 @@ class InMemorySaver(BaseCheckpointSaver[str]):
         thread_id, ns, checkpoint_id, parent_id, ctype, cdata, mtype, mdata = plan.checkpoint_row
         with self._lock:
             for row in plan.blob_rows:
-                self.blobs.setdefault(row[:4], row[4:7])  # type: ignore[arg-type]
+                key = row[:4]
+                old = self.blobs.get(key)  # type: ignore[call-overload]
+                # A version's value is stored once; an empty marker may be filled in later
+                # (a DeltaChannel key stored whole at a version first stored without value).
+                if old is None or (old[0] == EMPTY and row[4] != EMPTY):
+                    self.blobs[key] = row[4:7]  # type: ignore[index]
             self.storage[thread_id].setdefault(ns, {})[checkpoint_id] = (
                 (ctype, cdata),
                 (mtype, mdata),

@@ -65,10 +65,44 @@ def _inject_plan(func: Callable[..., Any]) -> tuple[bool, tuple[str, ...], tuple
             takes_input = True
             continue
         if p.name in INJECTABLE:
+            if p.name == "config":
+                _check_config_annotation(p.annotation)
             injected.append(p.name)
             if p.default is p.empty:
                 required.append(p.name)
     return takes_input, tuple(injected), tuple(required)
+
+
+def _is_config_type(annotation: Any) -> bool:
+    """``RunnableConfig`` (stepgraph's or langchain's), optionally ``| None``/``Optional``."""
+    if isinstance(annotation, str):
+        text = annotation.replace(" ", "")
+        for wrapper in ("Optional[", "typing.Optional["):
+            if text.startswith(wrapper) and text.endswith("]"):
+                text = text[len(wrapper):-1]
+        parts = [p for p in text.split("|") if p != "None"]
+        return len(parts) == 1 and parts[0].rsplit(".", 1)[-1] == "RunnableConfig"
+    if getattr(annotation, "__name__", None) == "RunnableConfig":
+        return True
+    args = getattr(annotation, "__args__", None)
+    if args and type(None) in args:
+        rest = [a for a in args if a is not type(None)]
+        return len(rest) == 1 and _is_config_type(rest[0])
+    return False
+
+
+def _check_config_annotation(annotation: Any) -> None:
+    if annotation is inspect.Parameter.empty or _is_config_type(annotation):
+        return
+    import warnings
+
+    shown = annotation if isinstance(annotation, str) else getattr(annotation, "__name__", annotation)
+    warnings.warn(
+        "The 'config' parameter should be typed as 'RunnableConfig' or 'RunnableConfig | None', "
+        f"not '{shown!s}'. (stepgraph still passes the run config to it.)",
+        UserWarning,
+        stacklevel=5,
+    )
 
 
 class NodeFunction:

@@ -19,10 +19,14 @@ from stepgraph.engine.context import current_task, reset_current_task, set_curre
 from stepgraph.engine.ids import task_id as make_task_id
 from stepgraph.engine.retry import retry_delay
 from stepgraph.engine.tasks import Task
+from stepgraph.engine.tracing import ChildRun, call_inputs, call_run
 from stepgraph.errors import GraphInterrupt
 
 if TYPE_CHECKING:
     from stepgraph.engine.node import PregelNode
+
+Traced = tuple[ChildRun, Any] | None
+"""A traced call's run and its caller's config (``None`` when the run is not traced)."""
 
 
 class SyncFuture(Future):  # type: ignore[type-arg]
@@ -92,10 +96,11 @@ def call_task(node: PregelNode, name: str, args: tuple[Any, ...], kwargs: dict[s
         fut.claim_and_run()
         return fut
     sub.resume = resume
+    traced = call_run(sub, parent) if loop.tracer is not None else None
     if is_async:
-        return asyncio.ensure_future(_run_async(sub))
+        return asyncio.ensure_future(_run_async(sub, traced))
     ctx = contextvars.copy_context()
-    fut = SyncFuture(lambda: ctx.run(_run_sync, sub))
+    fut = SyncFuture(lambda: ctx.run(_run_sync, sub, traced))
     from stepgraph.engine.pool import submit
 
     submit(fut.claim_and_run)
@@ -145,6 +150,11 @@ def _call_sync(sub: Task) -> Any:
     return fn.func(*args, **kwargs)
 
 
+async def _call_async(sub: Task) -> Any:
+    args, kwargs = sub.input
+    return await sub.node.bound[0].func(*args, **kwargs)
+
+
 def _retry_or_raise(sub: Task, exc: Exception) -> float:
     """The delay before retrying ``sub`` after ``exc`` (its attempt reset for the retry);
     re-raises ``exc`` when its retry policy gives up or it has none."""
@@ -155,13 +165,15 @@ def _retry_or_raise(sub: Task, exc: Exception) -> float:
     return delay
 
 
-def _run_sync(sub: Task) -> Any:
+def _run_sync(sub: Task, traced: Traced = None) -> Any:
     import time
 
     while True:
         token = set_current_task(sub)
         try:
-            return _finish(sub, _call_sync(sub))
+            if traced is not None:
+                return _traced_sync(sub, *traced)
+            return _finish(sub, _attempt_sync(sub))
         except GraphInterrupt as exc:
             _interrupted(sub, exc)
             raise
@@ -171,13 +183,37 @@ def _run_sync(sub: Task) -> Any:
             reset_current_task(token)
 
 
-async def _run_async(sub: Task) -> Any:
+def _attempt_sync(sub: Task) -> Any:
+    if sub.timeout is None:
+        return _call_sync(sub)
+    from stepgraph.engine.runner import with_timeout_sync
+
+    return with_timeout_sync(sub, sub.timeout, _call_sync)
+
+
+def _traced_sync(sub: Task, run: ChildRun, caller_config: Any) -> Any:
+    """One attempt of a call, reported as a chain run under its caller's node run."""
+    args, kwargs = sub.input
+    run.start_sync(caller_config, sub.name, call_inputs(args, kwargs))
+    try:
+        try:
+            value = _attempt_sync(sub)
+        except BaseException as exc:
+            run.error_sync(exc)
+            raise
+        run.end_sync(value)
+    finally:
+        run.close()
+    return _finish(sub, value)
+
+
+async def _run_async(sub: Task, traced: Traced = None) -> Any:
     while True:
         token = set_current_task(sub)
         try:
-            args, kwargs = sub.input
-            value = await sub.node.bound[0].func(*args, **kwargs)
-            return _finish(sub, value)
+            if traced is not None:
+                return await _traced_async(sub, *traced)
+            return _finish(sub, await _attempt_async(sub))
         except GraphInterrupt as exc:
             _interrupted(sub, exc)
             raise
@@ -185,3 +221,26 @@ async def _run_async(sub: Task) -> Any:
             await asyncio.sleep(_retry_or_raise(sub, exc))
         finally:
             reset_current_task(token)
+
+
+async def _attempt_async(sub: Task) -> Any:
+    if sub.timeout is None:
+        return await _call_async(sub)
+    from stepgraph.engine.runner import with_timeout_async
+
+    return await with_timeout_async(sub, sub.timeout, _call_async)
+
+
+async def _traced_async(sub: Task, run: ChildRun, caller_config: Any) -> Any:
+    args, kwargs = sub.input
+    await run.start_async(caller_config, sub.name, call_inputs(args, kwargs))
+    try:
+        try:
+            value = await _attempt_async(sub)
+        except BaseException as exc:
+            await run.error_async(exc)
+            raise
+        await run.end_async(value)
+    finally:
+        run.close()
+    return _finish(sub, value)

@@ -10,7 +10,7 @@ import asyncio
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING
 
-from stepgraph.engine import tracing
+from stepgraph.engine.delta import aload_history
 from stepgraph.engine.runner import run_task_async
 from stepgraph.engine.saving import perform_async
 from stepgraph.engine.timetravel import aload_saved
@@ -22,15 +22,28 @@ if TYPE_CHECKING:
 
 
 async def drive_async(loop: RunLoop) -> AsyncIterator[StreamPart]:
-    """Run ``loop`` to its end, yielding ``(ns, mode, payload)`` parts."""
-    await tracing.abegin(loop)
+    """Run ``loop`` to its end, yielding ``(ns, mode, payload)`` parts.
+
+    A traced run (``loop.tracer``) is reported around it; on an error, what the failing
+    step streamed is yielded before the error is raised.
+    """
+    tracer = loop.tracer
+    if tracer is not None:
+        await tracer.start_async()
+    inner = _drive(loop)
     try:
-        async for part in _drive(loop):
+        async for part in inner:
             yield part
     except BaseException as exc:
-        await tracing.afinish(loop, exc)
+        await inner.aclose()  # closed now (the run's last save), not when collected
+        if tracer is not None:
+            await tracer.end_async(exc)
+        if not isinstance(exc, (GeneratorExit, asyncio.CancelledError)):
+            for part in loop.sink.drain():
+                yield part
         raise
-    await tracing.afinish(loop)
+    if tracer is not None:
+        await tracer.end_async(None)
     for part in loop.sink.drain():
         yield part
 
@@ -40,9 +53,12 @@ async def _drive(loop: RunLoop) -> AsyncIterator[StreamPart]:
     event = sink.async_waiter()
     saver = loop.checkpointer
     try:
-        loop.restore(await aload_saved(saver, loop) if saver is not None else None)
+        saved = await aload_saved(saver, loop) if saver is not None else None
+        loop.restore(saved, await aload_history(saver, loop.graph, saved) if saved is not None else None)
         loop.first()
         await _flush(loop)
+        if loop.tracer is not None:
+            await loop.tracer.resumed_async()
         for part in sink.drain():
             yield part
         while loop.status == "pending":

@@ -13,7 +13,7 @@ from collections import deque
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from stepgraph.engine import tracing
+from stepgraph.engine.delta import load_history
 from stepgraph.engine.pool import shared_pool
 from stepgraph.engine.runner import run_task_sync
 from stepgraph.engine.saving import SyncWriter
@@ -26,16 +26,39 @@ if TYPE_CHECKING:
 
 
 def drive_sync(loop: RunLoop, *, live: bool = False) -> Iterator[StreamPart]:
-    """Run ``loop`` to its end, yielding ``(ns, mode, payload)`` parts."""
+    """Run ``loop`` to its end, yielding ``(ns, mode, payload)`` parts.
+
+    A traced run (``loop.tracer``) is reported around it; on an error, what the failing
+    step streamed is yielded before the error is raised.
+    """
+    tracer = loop.tracer
+    if tracer is not None:
+        tracer.start_sync()
+    try:
+        yield from _drive(loop, live)
+    except BaseException as exc:
+        if tracer is not None:
+            tracer.end_sync(exc)
+        if not isinstance(exc, GeneratorExit):
+            yield from loop.sink.drain()
+        raise
+    if tracer is not None:
+        tracer.end_sync(None)
+    yield from loop.sink.drain()
+
+
+def _drive(loop: RunLoop, live: bool) -> Iterator[StreamPart]:
     sink = loop.sink
     event = sink.sync_waiter()
     saver = loop.checkpointer
     writer = SyncWriter(loop)
-    tracing.begin(loop)
     try:
-        loop.restore(load_saved(saver, loop) if saver is not None else None)
+        saved = load_saved(saver, loop) if saver is not None else None
+        loop.restore(saved, load_history(saver, loop.graph, saved) if saved is not None else None)
         loop.first()
         writer.submit(loop.saves.take())
+        if loop.tracer is not None:
+            loop.tracer.resumed_sync()
         yield from sink.drain()
         while loop.status == "pending":
             tasks = loop.tick()
@@ -47,20 +70,13 @@ def drive_sync(loop: RunLoop, *, live: bool = False) -> Iterator[StreamPart]:
             loop.after_tick()
             writer.submit(loop.saves.take())
             yield from sink.drain()
-    except BaseException as exc:
+    except BaseException:
         with contextlib.suppress(Exception):
             writer.submit(loop.saves.take(final=True))
             writer.wait()
-        tracing.finish(loop, exc)
         raise
-    try:
-        writer.submit(loop.saves.take(final=True))
-        writer.wait()
-    except BaseException as exc:
-        tracing.finish(loop, exc)
-        raise
-    tracing.finish(loop)
-    yield from sink.drain()
+    writer.submit(loop.saves.take(final=True))
+    writer.wait()
 
 
 def _run_step(

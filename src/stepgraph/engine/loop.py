@@ -16,7 +16,7 @@ Checkpoint writes the loop wants are queued in ``loop.saves`` for the driver to 
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from stepgraph.constants import (
@@ -43,9 +43,9 @@ if TYPE_CHECKING:
     from stepgraph.config import RunnableConfig
     from stepgraph.engine.tasks import Task
     from stepgraph.engine.timetravel import ReplayBound
-    from stepgraph.engine.tracing import RunTrace
+    from stepgraph.engine.tracing import RunTracer
     from stepgraph.pregel.main import Pregel
-    from stepgraph.runtime import Runtime
+    from stepgraph.runtime import RunControl, Runtime
     from stepgraph.stream.sink import StreamSink
 
 _PAUSED = frozenset({"interrupted", "interrupt_before", "interrupt_after"})
@@ -88,9 +88,11 @@ class RunLoop:
         context: Any = None,
         durability: str = "async",
         runtime: Runtime[Any] | None = None,
+        control: RunControl | None = None,
     ) -> None:
         self.graph = graph
         self.nodes = graph.nodes
+        self.delta_keys: tuple[str, ...] = graph.delta_keys
         self.input = input
         self.config = config
         self.sink = sink
@@ -103,6 +105,10 @@ class RunLoop:
         self.context = context
         self.durability = durability
         self.parent_runtime = runtime
+        self.control = control
+        """The run's ``RunControl`` (drain switch); ``None`` until a node asks for it."""
+        self.tracer: RunTracer | None = None
+        """Reports the run to callback handlers; ``None`` for a run without callbacks."""
         configurable = config.get("configurable") or {}
         self.configurable = configurable
         self.checkpoint_ns: str = configurable.get("checkpoint_ns", "") or ""
@@ -144,14 +150,17 @@ class RunLoop:
         """Set while the root run replays a checkpoint: where subgraphs load from."""
         self.time_travel = False
         """This run replays (or forks) the checkpoint it was given."""
-        self.trace: RunTrace | None = None
-        """The run's langchain chain run, when its config asks for callbacks (``tracing``)."""
         self.replay_fresh = False
         """A subgraph loaded from before the parent's replay point: its input applies afresh."""
 
     # -- set-up -----------------------------------------------------------------------------
-    def restore(self, saved: Any | None) -> None:
-        """Rebuild the channels from a saved checkpoint tuple, or start empty."""
+    def restore(self, saved: Any | None, delta: Mapping[str, Any] | None = None) -> None:
+        """Rebuild the channels from a saved checkpoint tuple, or start empty.
+
+        ``delta`` completes the ``DeltaChannel`` keys the checkpoint stores no value for
+        (``engine.delta.load_history``): each starts from its history's seed and folds its
+        writes.
+        """
         specs = self.graph.channels
         if saved is None:
             self.channels = {k: spec.from_checkpoint(MISSING) for k, spec in specs.items()}
@@ -162,6 +171,10 @@ class RunLoop:
             self.channels = {
                 k: spec.from_checkpoint(values.get(k, MISSING)) for k, spec in specs.items()
             }
+            for key, history in (delta or {}).items():
+                channel = specs[key].from_checkpoint(history.get("seed", MISSING))
+                channel.replay_writes(history.get("writes") or ())
+                self.channels[key] = channel
             self.versions = dict(ckpt.get("channel_versions", {}))
             self.seen = {k: dict(v) for k, v in ckpt.get("versions_seen", {}).items()}
             upd = ckpt.get("updated_channels")
@@ -219,6 +232,12 @@ class RunLoop:
             self.saves.interrupt_marker()
             self.emit("updates", {INTERRUPT: ()})
             return None
+        control = self.control
+        if control is not None and control.drain_requested:
+            # After the breakpoint check: a resume passes this step's breakpoints, so a
+            # drain in front of one must not skip it.
+            self.status = "draining"
+            return None
         for task in self.tasks.values():
             if not task.node.hidden and not task.cached:
                 events.task_start(self, task)
@@ -228,6 +247,8 @@ class RunLoop:
         """Record a finished task: queue its writes for the saver and stream its update."""
         if task.bubbled:
             return
+        if self.delta_keys and task.writes:
+            self._stamp_delta_writes(task)
         if task.error is not None and task.writes and task.writes[0][0] == ERROR:
             self.saves.task_writes(task.id, task.writes, task.sort_key)
         elif task.paused:
@@ -248,6 +269,13 @@ class RunLoop:
     def after_tick(self) -> None:
         """Apply the step's writes, emit ``values``, checkpoint, and check interrupts."""
         tasks = list(self.tasks.values())
+        if any(t.held_for_handler for t in tasks):
+            # A node failed and the run pauses before its error handler: nothing is
+            # applied, the step's writes (and the node's error) stay pending.
+            self.status = "interrupt_before"
+            self.saves.interrupt_marker()
+            self.emit("updates", {INTERRUPT: ()})
+            return
         interrupted = [t for t in tasks if t.paused]
         if interrupted:
             self.status = "interrupted"
@@ -275,6 +303,15 @@ class RunLoop:
             self.emit("updates", {INTERRUPT: ()})
 
     # -- helpers ----------------------------------------------------------------------------
+    def _stamp_delta_writes(self, task: Task) -> None:
+        """Give messages written to delta keys their ids before the writes are stored."""
+        from stepgraph.engine.delta import stamp_message_ids
+
+        keys = self.delta_keys
+        task.writes[:] = [
+            (c, stamp_message_ids(v)) if c in keys else (c, v) for c, v in task.writes
+        ]
+
     def _changed(self, keys: str | Sequence[str]) -> bool:
         updated = self.updated or ()
         if isinstance(keys, str):
@@ -351,7 +388,7 @@ class RunLoop:
 
     def previous_value(self) -> Any:
         """The saved return value of the previous run (functional API), else ``None``."""
-        from stepgraph.constants import PREVIOUS
+        from stepgraph._constants import PREVIOUS
 
         ch = self.channels.get(PREVIOUS)
         return ch.get() if ch is not None and ch.is_available() else None

@@ -95,6 +95,7 @@ class PregelNode:
         "is_async",
         "error_handler",
         "managed_keys",
+        "trace_policy",
     )
 
     def __init__(
@@ -112,6 +113,7 @@ class PregelNode:
         tags: Sequence[str] | None = None,
         name: str = "",
         subgraphs: Sequence[Any] = (),
+        trace_policy: Any = None,
     ) -> None:
         self.name = name
         self.triggers = tuple(triggers)
@@ -142,6 +144,8 @@ class PregelNode:
         self.error_handler: Any = None
         """``(handler, writer)`` run instead of failing, or ``None``."""
         self.managed_keys: tuple[str, ...] = ()
+        self.trace_policy = trace_policy
+        """``TracePolicy``: what tracers record for this node's runs (``None``: as is)."""
 
     def __repr__(self) -> str:
         return f"PregelNode(name={self.name!r}, triggers={self.triggers!r})"

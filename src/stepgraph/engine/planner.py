@@ -9,7 +9,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from stepgraph.constants import ERROR, INTERRUPT, NO_WRITES, NULL_TASK_ID, PULL, PUSH, RESUME, TASKS
+from stepgraph.constants import (
+    ERROR,
+    ERROR_SOURCE_NODE,
+    INTERRUPT,
+    NO_WRITES,
+    NULL_TASK_ID,
+    PULL,
+    PUSH,
+    RESUME,
+    TASKS,
+)
 from stepgraph.engine.ids import task_id as make_task_id
 from stepgraph.engine.tasks import Task
 from stepgraph.errors import InvalidUpdateError
@@ -132,6 +142,9 @@ def attach_pending_writes(loop: RunLoop) -> None:
             continue
         if chan == RESUME:
             task.resume = list(value) if isinstance(value, (list, tuple)) else [value]
+        elif chan == ERROR_SOURCE_NODE:
+            if task.node.error_handler is not None:  # the node failed: its handler runs now
+                task.handler_due = _saved_error(loop, tid)
         elif chan in (ERROR, INTERRUPT):
             continue
         elif chan == NO_WRITES:
@@ -139,3 +152,11 @@ def attach_pending_writes(loop: RunLoop) -> None:
         else:
             task.writes.append((chan, value))
             task.cached_done = True
+
+
+def _saved_error(loop: RunLoop, task_id: str) -> BaseException:
+    """The node error saved for ``task_id`` (an exception, or its stored form wrapped)."""
+    for tid, chan, value in loop.pending_writes:
+        if tid == task_id and chan == ERROR:
+            return value if isinstance(value, BaseException) else RuntimeError(str(value))
+    return RuntimeError("the node failed (its error was not saved)")

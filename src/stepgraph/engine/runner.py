@@ -11,11 +11,11 @@ import contextvars
 import time
 from typing import TYPE_CHECKING, Any
 
-from stepgraph.constants import ERROR
-from stepgraph.engine import tracing
+from stepgraph.constants import ERROR, ERROR_SOURCE_NODE
 from stepgraph.engine.context import reset_current_task, set_current_task
 from stepgraph.engine.retry import retry_delay
 from stepgraph.engine.subgraph import parent_command_value
+from stepgraph.engine.tracing import ChildRun, node_run
 from stepgraph.errors import (
     GraphBubbleUp,
     GraphInterrupt,
@@ -49,26 +49,47 @@ def _write_sync(task: Task, value: Any) -> None:
 
 
 def _attempt_sync(task: Task) -> None:
-    if task.run.trace is not None and not task.node.hidden and not tracing.in_scope(task):
-        return tracing.attempt_sync(task, _attempt_sync)  # runs this again, as the node's run
     if "messages" in task.run.sink.modes and not _messages.in_scope(task):
         return _messages.attempt_sync(task, _attempt_sync)  # runs this again, streaming messages
+    if task.run.tracer is not None and (traced := node_run(task)) is not None:
+        return _traced_sync(task, traced)
     token = set_current_task(task)
     try:
-        policy = task.timeout
-        try:
-            value = _body_sync(task) if policy is None else _with_timeout_sync(task, policy)
-        except ParentCommand as exc:
-            value = parent_command_value(exc)
-        finally:
-            if task.pending_calls:
-                _wait_calls(task)
-        _write_sync(task, value)
+        _write_sync(task, _run_body_sync(task))
     finally:
         reset_current_task(token)
 
 
-def _with_timeout_sync(task: Task, policy: Any) -> Any:
+def _run_body_sync(task: Task) -> Any:
+    policy = task.timeout
+    try:
+        return _body_sync(task) if policy is None else with_timeout_sync(task, policy)
+    except ParentCommand as exc:
+        return parent_command_value(exc)
+    finally:
+        if task.pending_calls:
+            _wait_calls(task)
+
+
+def _traced_sync(task: Task, traced: ChildRun) -> None:
+    """One attempt reported as a chain run named after the node (see ``engine.tracing``)."""
+    token = set_current_task(task)
+    try:
+        traced.start_sync(task.config, task.name, task.input)
+        try:
+            value = _run_body_sync(task)
+            _write_sync(task, value)
+        except BaseException as exc:
+            traced.error_sync(exc)
+            raise
+        traced.end_sync(value)
+    finally:
+        traced.close()
+        reset_current_task(token)
+
+
+def with_timeout_sync(task: Task, policy: Any, body: Any = None) -> Any:
+    """Run ``body(task)`` (the node's body by default) on the pool under ``policy``."""
     from concurrent.futures import TimeoutError as FutTimeout
 
     from stepgraph.engine.pool import shared_pool
@@ -76,7 +97,7 @@ def _with_timeout_sync(task: Task, policy: Any) -> Any:
     ctx = contextvars.copy_context()
     start = time.monotonic()
     task.last_progress = start
-    fut = shared_pool().submit(ctx.run, _body_sync, task)
+    fut = shared_pool().submit(ctx.run, body or _body_sync, task)
     while True:
         wait = _remaining(task, policy, start)
         try:
@@ -119,6 +140,9 @@ def _wait_calls(task: Task) -> None:
 def run_task_sync(task: Task) -> None:
     """Run ``task`` to completion with retries. Interrupts are recorded, errors raised."""
     policies = task.retry_policy
+    task.first_attempt_time = time.time()
+    if task.handler_due is not None:  # the node failed in an earlier run
+        return _handle_sync(task, task.handler_due)
     while True:
         try:
             _attempt_sync(task)
@@ -135,7 +159,8 @@ def run_task_sync(task: Task) -> None:
             delay = retry_delay(policies, exc, task.attempt) if policies else None
             if delay is None:
                 if task.node.error_handler is not None:
-                    _handle_sync(task, exc)
+                    if not _hold_for_handler(task, exc):
+                        _handle_sync(task, exc)
                     return
                 _fail(task, exc)
                 raise
@@ -153,6 +178,26 @@ def _start_handler(task: Task, exc: BaseException) -> Any:
     return task.node.error_handler
 
 
+def _hold_for_handler(task: Task, exc: BaseException) -> bool:
+    """With ``interrupt_before=["__error_handler__<node>"]`` the run pauses before the
+    handler: the node's error is saved as pending, and resuming runs the handler."""
+    if f"__error_handler__{task.name}" not in (task.run.interrupt_before or ()):
+        return False
+    _note(exc, task)
+    task.error = exc
+    task.writes[:] = [(ERROR, exc), (ERROR_SOURCE_NODE, task.name)]
+    task.held_for_handler = True
+    return True
+
+
+def _handler_failed(task: Task, node_error: BaseException, err: BaseException) -> None:
+    """The handler raised: the run fails with its error, and the node's error stays saved
+    with the handler still due, so resuming the thread runs the handler again."""
+    _note(err, task)
+    task.error = err
+    task.writes[:] = [(ERROR, node_error), (ERROR_SOURCE_NODE, task.name)]
+
+
 def _handle_sync(task: Task, exc: BaseException) -> None:
     """Run the node's error handler instead of failing; its writes replace the node's."""
     handler, writer = _start_handler(task, exc)
@@ -160,7 +205,7 @@ def _handle_sync(task: Task, exc: BaseException) -> None:
     try:
         writer.run(task, handler.call(task.input, task))
     except Exception as err:
-        _fail(task, err)
+        _handler_failed(task, exc, err)
         raise
     finally:
         reset_current_task(token)
@@ -172,7 +217,7 @@ async def _handle_async(task: Task, exc: BaseException) -> None:
     try:
         writer.run(task, await handler.acall(task.input, task))
     except Exception as err:
-        _fail(task, err)
+        _handler_failed(task, exc, err)
         raise
     finally:
         reset_current_task(token)
@@ -195,32 +240,56 @@ async def _body_async(task: Task) -> Any:
 
 
 async def _attempt_async(task: Task) -> None:
-    if task.run.trace is not None and not task.node.hidden and not tracing.in_scope(task):
-        return await tracing.attempt_async(task, _attempt_async)  # runs this again, traced
     if "messages" in task.run.sink.modes and not _messages.in_scope(task):
         return await _messages.attempt_async(task, _attempt_async)  # runs this again, streaming
+    if task.run.tracer is not None and (traced := node_run(task)) is not None:
+        return await _traced_async(task, traced)
     token = set_current_task(task)
     try:
-        policy = task.timeout
-        try:
-            value = await (_body_async(task) if policy is None else _with_timeout_async(task, policy))
-        except ParentCommand as exc:
-            value = parent_command_value(exc)
-        for writer in task.node.writers:
-            if writer.is_async:
-                await writer.arun(task, value)
-            else:
-                writer.run(task, value)
+        await _write_async(task, await _run_body_async(task))
     finally:
         reset_current_task(token)
 
 
-async def _with_timeout_async(task: Task, policy: Any) -> Any:
+async def _run_body_async(task: Task) -> Any:
+    policy = task.timeout
+    try:
+        return await (_body_async(task) if policy is None else with_timeout_async(task, policy))
+    except ParentCommand as exc:
+        return parent_command_value(exc)
+
+
+async def _write_async(task: Task, value: Any) -> None:
+    for writer in task.node.writers:
+        if writer.is_async:
+            await writer.arun(task, value)
+        else:
+            writer.run(task, value)
+
+
+async def _traced_async(task: Task, traced: ChildRun) -> None:
+    token = set_current_task(task)
+    try:
+        await traced.start_async(task.config, task.name, task.input)
+        try:
+            value = await _run_body_async(task)
+            await _write_async(task, value)
+        except BaseException as exc:
+            await traced.error_async(exc)
+            raise
+        await traced.end_async(value)
+    finally:
+        traced.close()
+        reset_current_task(token)
+
+
+async def with_timeout_async(task: Task, policy: Any, body: Any = None) -> Any:
+    """Await ``body(task)`` (the node's body by default) under ``policy``."""
     import asyncio
 
     start = time.monotonic()
     task.last_progress = start
-    inner = asyncio.ensure_future(_body_async(task))
+    inner = asyncio.ensure_future((body or _body_async)(task))
     try:
         while True:
             wait = max(_remaining(task, policy, start), 0.0)
@@ -243,6 +312,9 @@ async def run_task_async(task: Task) -> None:
     import asyncio
 
     policies = task.retry_policy
+    task.first_attempt_time = time.time()
+    if task.handler_due is not None:  # the node failed in an earlier run
+        return await _handle_async(task, task.handler_due)
     while True:
         try:
             await _attempt_async(task)
@@ -265,7 +337,8 @@ async def run_task_async(task: Task) -> None:
             delay = retry_delay(policies, exc, task.attempt) if policies else None
             if delay is None:
                 if task.node.error_handler is not None:
-                    await _handle_async(task, exc)
+                    if not _hold_for_handler(task, exc):
+                        await _handle_async(task, exc)
                     return
                 _fail(task, exc)
                 raise

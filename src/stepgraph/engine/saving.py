@@ -24,7 +24,8 @@ Op = tuple[Any, ...]
 class SaveOps:
     """Pending saver calls of one run, in the order they must happen."""
 
-    __slots__ = ("loop", "ops", "saved_versions", "parent_id", "enabled", "needs_checkpoint", "loaded_id")
+    __slots__ = ("loop", "ops", "saved_versions", "parent_id", "enabled", "needs_checkpoint",
+                 "loaded_id", "whole_delta")
 
     def __init__(self, loop: RunLoop) -> None:
         self.loop = loop
@@ -35,6 +36,8 @@ class SaveOps:
         self.needs_checkpoint = self.enabled
         self.loaded_id: str | None = None
         """The checkpoint the run started from (the parent of what ``durability="exit"`` stores)."""
+        self.whole_delta = False
+        """The next checkpoint stores every delta key whole (its writes cannot rebuild it)."""
 
     def restored(self, saved: Any) -> None:
         self.loaded_id = saved.checkpoint.get("id")
@@ -49,6 +52,14 @@ class SaveOps:
         """The queued saver calls to perform now (``durability="exit"``: only at the end)."""
         if self.loop.durability == "exit":
             if not final:
+                return []
+            loop = self.loop
+            if loop.parent_task is not None and loop.graph.checkpointer is not True and (
+                loop.status == "done"
+            ):
+                # A subgraph that finished keeps nothing: its parent's checkpoint holds the
+                # result. (Interrupted or failed, or with its own history, it is saved.)
+                self.ops = []
                 return []
             return self._exit_ops()
         ops, self.ops = self.ops, []
@@ -65,6 +76,8 @@ class SaveOps:
         configurable = {k: v for k, v in config["configurable"].items() if k != "checkpoint_id"}
         if self.loaded_id:
             configurable["checkpoint_id"] = self.loaded_id
+        if self.loop.delta_keys:  # the steps between were not stored: store them whole
+            ckpt = {**ckpt, "channel_values": {**ckpt["channel_values"], **self._delta_values(True)}}
         put = ("put", {"configurable": configurable}, ckpt, metadata, dict(ckpt["channel_versions"]))
         return [put, *ops[last + 1:]]
 
@@ -78,13 +91,16 @@ class SaveOps:
             return
         ts = datetime.now(UTC).isoformat()
         loop.checkpoint_ts = ts
-        ckpt = self.build(ts)
+        ckpt = self.build(ts, whole_delta=source in ("update", "fork"))
         metadata = {"source": source, "step": step, "parents": self._parents()}
         metadata.update(_config_metadata(loop.config))
         loop.checkpoint_metadata = metadata
         versions = loop.versions
         saved = self.saved_versions
         new_versions = {k: v for k, v in versions.items() if saved.get(k) != v}
+        for key in loop.delta_keys:  # stored whole now, though its version is older
+            if key in ckpt["channel_values"]:
+                new_versions[key] = versions[key]
         self.saved_versions = dict(versions)
         self.parent_id = prev_id
         if self.enabled:
@@ -93,7 +109,7 @@ class SaveOps:
 
         events.checkpoint_event(loop, ckpt, metadata, prev_id)
 
-    def build(self, ts: str) -> dict[str, Any]:
+    def build(self, ts: str, *, whole_delta: bool = False) -> dict[str, Any]:
         loop = self.loop
         values = {}
         for k, ch in loop.channels.items():
@@ -101,6 +117,9 @@ class SaveOps:
                 v = ch.checkpoint()
                 if v is not MISSING:
                     values[k] = v
+        if loop.delta_keys:
+            values.update(self._delta_values(whole_delta or self.whole_delta))
+            self.whole_delta = False
         return {
             "v": 4,
             "id": loop.checkpoint_id,
@@ -110,6 +129,20 @@ class SaveOps:
             "versions_seen": {k: dict(v) for k, v in loop.seen.items()},
             "updated_channels": sorted(loop.updated) if loop.updated is not None else None,
         }
+
+    def _delta_values(self, force: bool) -> dict[str, Any]:
+        """The delta keys to store whole now: all of them with ``force``, else those whose
+        ``snapshot_frequency`` is reached."""
+        loop = self.loop
+        out = {}
+        for key in loop.delta_keys:
+            ch = loop.channels.get(key)
+            if ch is not None and key in loop.versions and ch.is_available() and (
+                force or ch.snapshot_due()
+            ):
+                out[key] = ch.get()
+                ch.stored_whole()
+        return out
 
     def task_writes(self, task_id: str, writes: list[tuple[str, Any]], path: str) -> None:
         if not self.enabled:

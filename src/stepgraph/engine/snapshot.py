@@ -9,7 +9,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from stepgraph.constants import ERROR, INTERRUPT, NO_WRITES, NULL_TASK_ID, RESUME, RETURN
+from stepgraph.constants import (
+    ERROR,
+    ERROR_SOURCE_NODE,
+    INTERRUPT,
+    NO_WRITES,
+    NULL_TASK_ID,
+    RESUME,
+    RETURN,
+)
 from stepgraph.engine import planner
 from stepgraph.engine.apply import WriteSource, apply_writes
 from stepgraph.engine.fresh import read_with_writes
@@ -22,15 +30,16 @@ if TYPE_CHECKING:
     from stepgraph.types import StateSnapshot
 
 
-def loop_for(graph: Pregel, config: Any, saver: Any, saved: Any) -> RunLoop:
-    """A loop restored at ``saved`` (for planning only: it never runs a task)."""
+def loop_for(graph: Pregel, config: Any, saver: Any, saved: Any, delta: Any = None) -> RunLoop:
+    """A loop restored at ``saved`` (for planning only: it never runs a task); ``delta``
+    completes its delta keys (``engine.delta.load_history``)."""
     from stepgraph.engine.loop import RunLoop
 
     loop = RunLoop(
         graph, None, {**config, "recursion_limit": 1 << 30}, sink=StreamSink(frozenset()),
         output_keys=graph.output_channels, stream_keys=graph.stream_keys, checkpointer=saver,
     )
-    loop.restore(saved)
+    loop.restore(saved, delta)
     return loop
 
 
@@ -45,13 +54,14 @@ def _parent_config_of(saved: Any) -> dict[str, Any] | None:
     return with_checkpoint_map(parent, saved.metadata) if parent else parent
 
 
-def snapshot(graph: Pregel, config: Any, saver: Any, saved: Any, *, apply_pending: bool) -> StateSnapshot:
+def snapshot(graph: Pregel, config: Any, saver: Any, saved: Any, *, apply_pending: bool,
+             delta: Any = None) -> StateSnapshot:
     """The ``StateSnapshot`` of ``saved`` (``apply_pending``: include finished tasks' writes)."""
     from stepgraph.types import PregelTask, StateSnapshot
 
     if saved is None:
         return StateSnapshot({}, (), config, None, None, None, (), ())
-    loop = loop_for(graph, config, saver, saved)
+    loop = loop_for(graph, config, saver, saved, delta)
     null_writes = [(c, v) for t, c, v in loop.pending_writes if t == NULL_TASK_ID]
     if null_writes:
         apply_writes(loop.channels, loop.versions, loop.seen, [WriteSource("__input__", null_writes)],
@@ -68,7 +78,7 @@ def snapshot(graph: Pregel, config: Any, saver: Any, saved: Any, *, apply_pendin
             info["interrupts"] = tuple(value)
         elif chan == NO_WRITES:
             info["done"] = True
-        elif chan != RESUME:
+        elif chan != RESUME and chan != ERROR_SOURCE_NODE:
             info["writes"].append((chan, value))
             info["done"] = True
     done = []

@@ -93,15 +93,20 @@ def start_run(loop: RunLoop) -> None:
 
 
 def _stopped_midway(loop: RunLoop) -> bool:
-    """A subgraph's checkpoint where it paused (``interrupt()``, a breakpoint) or crashed:
-    tasks remain, so a resuming parent continues it (a finished one takes new input)."""
+    """A subgraph's checkpoint where it paused (``interrupt()``, a breakpoint), crashed,
+    failed in a node or was drained: tasks remain, so a resuming parent continues it (a
+    finished one takes new input)."""
     if any(c == INTERRUPT for _, c, _ in loop.pending_writes):
         return True
     return bool(planner.plan_tasks(loop, for_execution=False))
 
 
 def _fresh_input(loop: RunLoop, writes: list[tuple[str, Any]]) -> None:
-    # New input discards tasks still pending from the previous checkpoint.
+    # New input discards tasks still pending from the previous checkpoint; their saved
+    # writes are never applied, so delta keys cannot be rebuilt across them.
+    delta_keys = loop.delta_keys
+    if delta_keys and any(c in delta_keys for _, c, _ in loop.pending_writes):
+        loop.saves.whole_delta = True
     discarded = [
         WriteSource(t.name, [], t.triggers, t.path, t.sort_key)
         for t in planner.plan_tasks(loop, for_execution=False).values()

@@ -4,12 +4,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from stepgraph.runtime import ExecutionInfo, Runtime, _noop_writer, server_info_from
+from stepgraph.runtime import ExecutionInfo, RunControl, Runtime, _noop_writer, server_info_from
 
 if TYPE_CHECKING:
     from stepgraph.config import RunnableConfig
     from stepgraph.engine.loop import RunLoop
     from stepgraph.engine.tasks import Task
+
+
+DURABILITY_KEY = "__pregel_durability"
+"""Where a task's config carries its run's durability (subgraphs run with their parent's)."""
 
 
 def build_task_config(loop: RunLoop, task: Task) -> RunnableConfig:
@@ -29,18 +33,24 @@ def build_task_config(loop: RunLoop, task: Task) -> RunnableConfig:
         metadata.setdefault("thread_id", thread_id)
     if loop.checkpoint_ns:
         metadata["checkpoint_ns"] = loop.checkpoint_ns
-    configurable = {**loop.configurable, "checkpoint_ns": task.ns}
+    configurable = {**loop.configurable, "checkpoint_ns": task.ns, DURABILITY_KEY: loop.durability}
     configurable.pop("checkpoint_id", None)
     config: dict[str, Any] = {**base, "metadata": metadata, "configurable": configurable}
     if node.tags:
         config["tags"] = [*(base.get("tags") or ()), *node.tags]
     config["run_name"] = task.name
-    if loop.trace is not None:  # the graph's run is traced: the step's callbacks
-        config["callbacks"] = loop.trace.step_callbacks(task.step)
+    callbacks = base.get("callbacks")
+    if loop.tracer is not None:  # the task's runs nest under the graph's run
+        callbacks = config["callbacks"] = loop.tracer.task_callbacks(task.step)
     if "messages" in loop.sink.modes:  # chat-model tokens reach the stream through callbacks
         from stepgraph.stream.messages import task_callbacks
 
-        if (callbacks := task_callbacks(loop, config.get("callbacks"))) is not None:
+        if (callbacks := task_callbacks(loop, callbacks)) is not None:
+            config["callbacks"] = callbacks
+    if "tools" in loop.sink.modes:  # tool calls reach the stream through callbacks
+        from stepgraph.stream.tools import task_callbacks as tool_callbacks
+
+        if (callbacks := tool_callbacks(loop, config.get("callbacks"))) is not None:
             config["callbacks"] = callbacks
     if "events" in loop.sink.modes:  # astream_events: chat-model calls as stream events
         from stepgraph.stream.events_v2 import with_events_handler
@@ -58,8 +68,11 @@ def build_task_runtime(loop: RunLoop, task: Task) -> Runtime[Any]:
         thread_id=loop.configurable.get("thread_id"),
         run_id=str(loop.config.get("run_id")) if loop.config.get("run_id") else None,
         node_attempt=task.attempt,
+        node_first_attempt_time=task.first_attempt_time,
     )
     parent = loop.parent_runtime
+    if loop.control is None:
+        loop.control = RunControl()  # made on first use; a drain request then stops the run
     return Runtime(
         context=loop.context if loop.context is not None else (parent.context if parent else None),
         store=loop.store if loop.store is not None else (parent.store if parent else None),
@@ -67,4 +80,5 @@ def build_task_runtime(loop: RunLoop, task: Task) -> Runtime[Any]:
         previous=loop.previous_value(),
         execution_info=info,
         server_info=server_info_from(loop.configurable),
+        control=loop.control,
     )

@@ -62,6 +62,9 @@ class Task:
         "bubbled",
         "handled_error",
         "label",
+        "first_attempt_time",
+        "handler_due",
+        "held_for_handler",
     )
 
     def __init__(
@@ -106,6 +109,11 @@ class Task:
         self.bubbled = False
         self.handled_error: Any = None
         self.label: str | None = None
+        self.first_attempt_time: float | None = None
+        self.handler_due: BaseException | None = None
+        """The node already failed in an earlier run: only its error handler runs now."""
+        self.held_for_handler = False
+        """The node failed and the run pauses before its handler (``interrupt_before``)."""
 
     def __repr__(self) -> str:
         return f"Task(name={self.name!r}, id={self.id!r}, path={self.path!r})"

@@ -70,10 +70,11 @@ def _infer_as_node(loop: RunLoop) -> str:
 
 
 def compute_update(
-    graph: Pregel, config: Any, saver: Any, saved: Any, updates: list[Any]
+    graph: Pregel, config: Any, saver: Any, saved: Any, updates: list[Any], delta: Any = None
 ) -> Result:
-    """The checkpoint after one superstep of ``updates`` (``StateUpdate``-like tuples)."""
-    loop = loop_for(graph, config, saver, saved)
+    """The checkpoint after one superstep of ``updates`` (``StateUpdate``-like tuples);
+    ``delta`` completes ``saved``'s delta keys."""
+    loop = loop_for(graph, config, saver, saved, delta)
     fresh = saved is None
     configurable = config.get("configurable", {})
     if not fresh and "checkpoint_id" not in configurable:

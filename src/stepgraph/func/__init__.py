@@ -13,8 +13,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
+from stepgraph._constants import PREVIOUS
 from stepgraph.channels import EphemeralValue, LastValue
-from stepgraph.constants import END, PREVIOUS, START
+from stepgraph.constants import END, START
 from stepgraph.engine.callable import NodeFunction, callable_name, is_async_callable
 from stepgraph.engine.node import PregelNode, Writer
 from stepgraph.pregel.main import Pregel
@@ -72,7 +73,7 @@ def task(
     **kwargs: Any,
 ) -> Any:
     """Decorate a function as a task: calls return futures (``.result()`` or ``await``)."""
-    retry_policy = retry_policy or kwargs.pop("retry", None)
+    retry_policy = _deprecated_retry(retry_policy, kwargs, "task()")
 
     def decorate(func: Callable[..., Any]) -> _TaskFunction[Any]:
         return _TaskFunction(func, name=name, retry_policy=retry_policy,
@@ -81,6 +82,20 @@ def task(
     if __func_or_none__ is not None:
         return decorate(__func_or_none__)
     return decorate
+
+
+def _deprecated_retry(retry_policy: Any, kwargs: dict[str, Any], where: str) -> Any:
+    """``retry_policy``, or the deprecated ``retry=`` (with a warning); other unknown keyword
+    arguments are refused."""
+    from stepgraph.warnings import LangGraphDeprecatedSinceV05, deprecated_since
+
+    if "retry" in kwargs:
+        deprecated_since(LangGraphDeprecatedSinceV05, "`retry` is deprecated and will be "
+                         "removed. Please use `retry_policy` instead.", stacklevel=3)
+        retry_policy = retry_policy or kwargs.pop("retry")
+    if kwargs:
+        raise TypeError(f"{where} got unexpected keyword argument(s): {', '.join(sorted(kwargs))}")
+    return retry_policy
 
 
 class _FinalWriter(Writer):
@@ -108,9 +123,15 @@ class entrypoint(Generic[R]):  # noqa: N801 - LangGraph-compatible name
         self.checkpointer = checkpointer
         self.store = store
         self.cache = cache
-        self.context_schema = context_schema or kwargs.get("config_schema")
+        from stepgraph.warnings import LangGraphDeprecatedSinceV10, deprecated_since
+
+        if "config_schema" in kwargs:
+            deprecated_since(LangGraphDeprecatedSinceV10, "`config_schema` is deprecated and will "
+                             "be removed. Please use `context_schema` instead.")
+            context_schema = context_schema or kwargs.pop("config_schema")
+        self.context_schema = context_schema
         self.cache_policy = cache_policy
-        self.retry_policy = retry_policy or kwargs.get("retry")
+        self.retry_policy = _deprecated_retry(retry_policy, kwargs, "entrypoint()")
         self.timeout = timeout
 
     @dataclass(frozen=True)

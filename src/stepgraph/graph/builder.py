@@ -26,7 +26,7 @@ class StateNodeSpec:
     """A node as declared: its body, input schema and policies."""
 
     __slots__ = ("runnable", "metadata", "input_schema", "retry_policy", "cache_policy", "ends",
-                 "defer", "timeout", "error_handler", "raw")
+                 "defer", "timeout", "error_handler", "raw", "trace_policy")
 
     def __init__(self, **kw: Any) -> None:
         for slot in self.__slots__:
@@ -59,10 +59,23 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
         output_schema: type[OutputT] | None = None,
         **kwargs: Any,
     ) -> None:
-        if context_schema is None:
-            context_schema = kwargs.pop("config_schema", None)
+        from stepgraph.warnings import (
+            LangGraphDeprecatedSinceV05,
+            LangGraphDeprecatedSinceV10,
+            deprecated_since,
+        )
+
+        if "config_schema" in kwargs:
+            deprecated_since(LangGraphDeprecatedSinceV10, "`config_schema` is deprecated and will "
+                             "be removed. Please use `context_schema` instead.")
+            context_schema = context_schema or kwargs.pop("config_schema")
+        for old, new in (("input", "input_schema"), ("output", "output_schema")):
+            if old in kwargs:
+                deprecated_since(LangGraphDeprecatedSinceV05, f"`{old}` is deprecated and will be "
+                                 f"removed. Please use `{new}` instead.")
         input_schema = input_schema or kwargs.pop("input", None)
         output_schema = output_schema or kwargs.pop("output", None)
+        _refuse_unknown("StateGraph()", kwargs)
         if state_schema is None:
             if input_schema is None or output_schema is None:
                 raise GraphDefinitionError(
@@ -122,11 +135,15 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
         destinations: dict[str, str] | tuple[str, ...] | None = None,
         timeout: Any = None,
         error_handler: Any = None,
+        trace_policy: Any = None,
         **kwargs: Any,
     ) -> StateGraph[StateT, ContextT, InputT, OutputT]:
-        """Add a node; the name defaults to the function's name. Returns the graph."""
-        if input_schema is None:
-            input_schema = kwargs.pop("input", None)
+        """Add a node; the name defaults to the function's name. Returns the graph.
+
+        ``trace_policy`` (a ``TracePolicy``) changes what tracers record for the node's runs.
+        """
+        if kwargs:  # LangGraph's deprecated spellings; anything else is refused
+            input_schema, retry_policy = _legacy_node_kwargs(kwargs, input_schema, retry_policy)
         if not isinstance(node, str):
             action, name = node, callable_name(node)
         else:
@@ -160,6 +177,7 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
             runnable=runnable, metadata=metadata, input_schema=input_schema or self.state_schema,
             retry_policy=retry_policy, cache_policy=cache_policy, ends=ends, defer=defer,
             timeout=TimeoutPolicy.coerce(timeout), error_handler=error_handler, raw=action,
+            trace_policy=trace_policy,
         )
         return self
 
@@ -251,6 +269,29 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
             interrupt_before=interrupt_before, interrupt_after=interrupt_after, debug=debug,
             name=name,
         )
+
+
+def _legacy_node_kwargs(kwargs: dict[str, Any], input_schema: Any, retry_policy: Any) -> tuple[Any, Any]:
+    """``add_node``'s ``input``/``retry`` (deprecated, with a warning) folded into
+    ``input_schema``/``retry_policy``; any other keyword argument is a ``TypeError``."""
+    from stepgraph.warnings import LangGraphDeprecatedSinceV05, deprecated_since
+
+    for old, new in (("input", "input_schema"), ("retry", "retry_policy")):
+        if old in kwargs:
+            deprecated_since(LangGraphDeprecatedSinceV05, f"`{old}` is deprecated and will be "
+                             f"removed. Please use `{new}` instead.", stacklevel=3)
+    if input_schema is None:
+        input_schema = kwargs.pop("input", None)
+    if retry_policy is None:
+        retry_policy = kwargs.pop("retry", None)
+    _refuse_unknown("add_node()", kwargs, ("input", "retry"))
+    return input_schema, retry_policy
+
+
+def _refuse_unknown(where: str, kwargs: dict[str, Any], handled: tuple[str, ...] = ()) -> None:
+    unknown = sorted(k for k in kwargs if k not in handled)
+    if unknown:
+        raise TypeError(f"{where} got unexpected keyword argument(s): {', '.join(unknown)}")
 
 
 def _command_ends(action: Any) -> tuple[str, ...] | None:

@@ -146,6 +146,7 @@ def compile_graph(
             cache_policy=spec.cache_policy or defaults.get("cache_policy"),
             timeout=spec.timeout or _coerce_timeout(defaults.get("timeout")),
             metadata=spec.metadata, name=node, subgraphs=_subgraphs(spec),
+            trace_policy=spec.trace_policy,
         )
         pn.managed_keys = tuple(info.managed)
         handler = spec.error_handler or defaults.get("error_handler")

@@ -19,6 +19,7 @@ from typing import Annotated, Any, Literal, TypeAlias
 
 from typing_extensions import TypedDict
 
+from stepgraph.graph.builder import StateGraph
 from stepgraph.messages._dict import REMOVE_ALL_MESSAGES
 from stepgraph.messages._merge import check_format, langchain_available, merge_messages
 
@@ -26,6 +27,7 @@ __all__ = [
     "REMOVE_ALL_MESSAGES",
     "AnyMessage",
     "Messages",
+    "MessageGraph",
     "MessagesState",
     "add_messages",
     "push_message",
@@ -94,10 +96,40 @@ def add_messages(
     return partial(_add_messages, format=format)
 
 
+def _messages_delta_reducer(state: Messages, writes: list[Messages]) -> list[Any]:
+    """``add_messages`` as a ``DeltaChannel`` reducer (LangGraph's name for it)::
+
+        messages: Annotated[list, DeltaChannel(_messages_delta_reducer)]
+
+    Folds a batch of writes one after the other, so batching never changes the result.
+    """
+    merged: Any = state
+    for write in writes:
+        merged = merge_messages(merged, write, None)
+    return list(merged) if not isinstance(merged, list) else merged
+
+
 class MessagesState(TypedDict):
     """A state schema with one key, ``messages``, merged by :func:`add_messages`."""
 
     messages: Annotated[list[AnyMessage], add_messages]
+
+
+class MessageGraph(StateGraph):
+    """Deprecated: a graph whose whole state is one message list merged by ``add_messages``.
+
+    Nodes take the list and return messages to add. Use ``StateGraph(MessagesState)``.
+    """
+
+    def __init__(self) -> None:
+        from stepgraph.warnings import LangGraphDeprecatedSinceV10, deprecated_since
+
+        deprecated_since(
+            LangGraphDeprecatedSinceV10,
+            "MessageGraph is deprecated in LangGraph v1.0.0, to be removed in v2.0.0. Please use "
+            "StateGraph with a `messages` key instead.",
+        )
+        super().__init__(Annotated[list[AnyMessage], add_messages])  # type: ignore[arg-type]
 
 
 def push_message(message: Any, *, state_key: str | None = "messages") -> Any:

@@ -121,7 +121,8 @@ def channel_for(typ: Any) -> BaseChannel:
         outer = typ.__origin__
         last = meta[-1]
         if isinstance(last, BaseChannel):
-            return last
+            with_type = getattr(last, "with_type", None)  # a DeltaChannel takes the key's type
+            return with_type(outer) if with_type is not None else last
         if isinstance(last, type) and issubclass(last, BaseChannel):
             return last(outer)
         if callable(last):

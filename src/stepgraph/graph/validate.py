@@ -12,7 +12,18 @@ if TYPE_CHECKING:
     from stepgraph.graph.builder import StateGraph
 
 
+DEFAULT_ERROR_HANDLER = "__default_error_handler__"
+"""The node name LangGraph gives ``set_node_defaults(error_handler=...)``: reserved then."""
+
+
 def validate_builder(graph: StateGraph, interrupt: Sequence[str] | None = None) -> None:
+    if graph._node_defaults.get("error_handler") is not None and DEFAULT_ERROR_HANDLER in graph.nodes:
+        raise GraphDefinitionError(
+            f"Node name `{DEFAULT_ERROR_HANDLER}` is reserved for the default error handler "
+            "set with set_node_defaults(error_handler=...).",
+            code="SG126",
+            hint="rename the node",
+        )
     sources = {s for s, _ in graph.edges}
     sources.update(s for starts, _ in graph.waiting_edges for s in starts)
     sources.update(graph.branches)
@@ -42,5 +53,14 @@ def validate_builder(graph: StateGraph, interrupt: Sequence[str] | None = None) 
             raise GraphDefinitionError(f"Found edge ending at unknown node `{target}`", code="SG124")
     if interrupt:
         for node in interrupt:
-            if node != "*" and node not in graph.nodes:
+            if node != "*" and node not in graph.nodes and not _is_handler_of(graph, node):
                 raise GraphDefinitionError(f"Interrupt node `{node}` not found", code="SG125")
+
+
+def _is_handler_of(graph: StateGraph, name: str) -> bool:
+    """``__error_handler__<node>`` names the error handler of a node that has one."""
+    prefix = "__error_handler__"
+    spec = graph.nodes.get(name[len(prefix):]) if name.startswith(prefix) else None
+    return spec is not None and (
+        spec.error_handler is not None or graph._node_defaults.get("error_handler") is not None
+    )

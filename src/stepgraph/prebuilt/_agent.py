@@ -16,6 +16,7 @@ from langchain_core.runnables import Runnable, RunnableBinding, RunnableLambda, 
 from langchain_core.tools import BaseTool
 from pydantic import BaseModel
 
+from stepgraph.config import RunnableConfig
 from stepgraph.constants import END
 from stepgraph.errors import ErrorCode, create_error_message
 from stepgraph.prebuilt._runnable import current_runtime
@@ -274,13 +275,13 @@ class ReactAgent:
             return {"messages": [AIMessage(id=response.id, content=NEED_MORE_STEPS)]}
         return {"messages": [response]}
 
-    def call_model(self, state: Any, runtime: Runtime[Any], config: Any) -> dict[str, Any]:
+    def call_model(self, state: Any, runtime: Runtime[Any], config: RunnableConfig) -> dict[str, Any]:
         """The ``agent`` node (sync)."""
         self._refuse_async_model()
         inputs = self._model_input(state)
         return self._finish(state, self.resolve(state, runtime).invoke(inputs, config))
 
-    async def acall_model(self, state: Any, runtime: Runtime[Any], config: Any) -> dict[str, Any]:
+    async def acall_model(self, state: Any, runtime: Runtime[Any], config: RunnableConfig) -> dict[str, Any]:
         """The ``agent`` node (async)."""
         inputs = self._model_input(state)
         model = await self.aresolve(state, runtime)
@@ -294,14 +295,14 @@ class ReactAgent:
             messages = [SystemMessage(content=system_prompt), *messages]
         return messages, schema
 
-    def structured(self, state: Any, runtime: Runtime[Any], config: Any) -> dict[str, Any]:
+    def structured(self, state: Any, runtime: Runtime[Any], config: RunnableConfig) -> dict[str, Any]:
         """The ``generate_structured_response`` node (sync)."""
         self._refuse_async_model()
         messages, schema = self._structured_input(state)
         chat = _get_model(self.resolve(state, runtime)).with_structured_output(schema)
         return {"structured_response": chat.invoke(messages, config)}
 
-    async def astructured(self, state: Any, runtime: Runtime[Any], config: Any) -> dict[str, Any]:
+    async def astructured(self, state: Any, runtime: Runtime[Any], config: RunnableConfig) -> dict[str, Any]:
         """The ``generate_structured_response`` node (async)."""
         messages, schema = self._structured_input(state)
         chat = _get_model(await self.aresolve(state, runtime)).with_structured_output(schema)

@@ -60,8 +60,11 @@ class ToolRuntime(_DirectlyInjectedToolArg, Generic[ContextT, StateT]):
     server_info: Any = None
 
     def emit_output_delta(self, delta: Any) -> None:
-        """Accepted for LangGraph compatibility; stepgraph has no ``tools`` stream mode."""
-        return None
+        """Stream ``delta`` as this tool call's partial output (``tools`` stream mode's
+        ``tool-output-delta``); a no-op when the run does not stream ``tools``."""
+        from stepgraph.stream.tools import emit_output_delta
+
+        emit_output_delta(delta)
 
 
 @dataclass

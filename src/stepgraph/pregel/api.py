@@ -14,6 +14,8 @@ from stepgraph.constants import INTERRUPT
 from stepgraph.engine.context import current_task
 from stepgraph.engine.driver_sync import drive_sync
 from stepgraph.engine.loop import RunLoop
+from stepgraph.engine.taskconfig import DURABILITY_KEY
+from stepgraph.engine.tracing import RunTracer, tracing_requested
 from stepgraph.stream.output import normalize_modes, shape
 from stepgraph.stream.sink import ForwardingSink, StreamSink
 
@@ -50,6 +52,7 @@ class PregelAPI:
         version: str = "v1",
         default_mode: str | None = None,
         values_only: bool = False,
+        control: Any = None,
     ) -> _Run:
         from stepgraph.pregel.setup import resolve_checkpointer, resolve_context
 
@@ -92,11 +95,16 @@ class PregelAPI:
             checkpointer=saver,
             store=self.store,
             context=resolve_context(self, context),
-            durability=durability or "async",
+            durability=durability or config["configurable"].get(DURABILITY_KEY) or "async",
             runtime=parent.runtime if parent is not None else None,
+            control=control if control is not None else (
+                parent.runtime.control if parent is not None else None
+            ),
         )
         if parent is not None:
             loop.parent_task = parent
+        if tracing_requested(config):
+            loop.tracer = RunTracer(loop)
         live = bool({"custom", "messages"} & mode_set) and parent is None
         return _Run(loop, single, subgraphs, version, live)
 
@@ -105,19 +113,21 @@ class PregelAPI:
         self, input: Any, config: Any = None, *, context: Any = None, stream_mode: Any = None,
         print_mode: Any = (), output_keys: Any = None, interrupt_before: Any = None,
         interrupt_after: Any = None, durability: Any = None, subgraphs: bool = False,
-        debug: bool | None = None, version: str = "v1", **kwargs: Any,
+        debug: bool | None = None, version: str = "v1", control: Any = None, **kwargs: Any,
     ) -> Iterator[Any]:
         """Run the graph, yielding what ``stream_mode`` asks for after each step or task.
 
         One mode (a string) yields its payloads; a list yields ``(mode, payload)``;
-        ``subgraphs=True`` prefixes the namespace tuple.
+        ``subgraphs=True`` prefixes the namespace tuple. ``control`` is a ``RunControl``
+        whose ``request_drain()`` stops the run at the next step (``GraphDrained``).
         """
+        raw = kwargs.pop("_raw_parts", False)
         run = self._prepare(
             input, config, stream_mode=stream_mode, output_keys=output_keys,
             interrupt_before=interrupt_before, interrupt_after=interrupt_after,
-            durability=durability, subgraphs=subgraphs, context=context, version=version,
+            durability=_durability(durability, kwargs), subgraphs=subgraphs, context=context,
+            version=version, control=control,
         )
-        raw = kwargs.get("_raw_parts", False)
         for part in drive_sync(run.loop, live=run.live):
             yield part if raw else shape(part, run.single, run.subgraphs, run.version)
         _raise_nested_interrupt(run.loop)
@@ -125,14 +135,20 @@ class PregelAPI:
     def invoke(
         self, input: Any, config: Any = None, *, context: Any = None, stream_mode: Any = "values",
         print_mode: Any = (), output_keys: Any = None, interrupt_before: Any = None,
-        interrupt_after: Any = None, durability: Any = None, version: str = "v1", **kwargs: Any,
+        interrupt_after: Any = None, durability: Any = None, version: str = "v1",
+        control: Any = None, debug: bool | None = None, subgraphs: bool = False, **kwargs: Any,
     ) -> Any:
-        """Run the graph to the end and return its output (the final state by default)."""
+        """Run the graph to the end and return its output (the final state by default).
+
+        ``debug`` and ``subgraphs`` are accepted as ``stream`` takes them; they do not change
+        what is returned.
+        """
+        durability = _durability(durability, kwargs)
         if stream_mode == "values":
             run = self._prepare(
                 input, config, stream_mode=None, output_keys=output_keys,
                 interrupt_before=interrupt_before, interrupt_after=interrupt_after,
-                durability=durability, context=context, values_only=True,
+                durability=durability, context=context, values_only=True, control=control,
             )
             for _ in drive_sync(run.loop):
                 pass
@@ -141,7 +157,7 @@ class PregelAPI:
             self.stream(
                 input, config, context=context, stream_mode=stream_mode, output_keys=output_keys,
                 interrupt_before=interrupt_before, interrupt_after=interrupt_after,
-                durability=durability, version=version,
+                durability=durability, version=version, control=control,
             )
         )
 
@@ -154,17 +170,18 @@ class PregelAPI:
         self, input: Any, config: Any = None, *, context: Any = None, stream_mode: Any = None,
         print_mode: Any = (), output_keys: Any = None, interrupt_before: Any = None,
         interrupt_after: Any = None, durability: Any = None, subgraphs: bool = False,
-        debug: bool | None = None, version: str = "v1", **kwargs: Any,
+        debug: bool | None = None, version: str = "v1", control: Any = None, **kwargs: Any,
     ) -> AsyncIterator[Any]:
         """Async twin of ``stream``."""
+        raw = kwargs.pop("_raw_parts", False)
         run = self._prepare(
             input, config, stream_mode=stream_mode, output_keys=output_keys,
             interrupt_before=interrupt_before, interrupt_after=interrupt_after,
-            durability=durability, subgraphs=subgraphs, context=context, version=version,
+            durability=_durability(durability, kwargs), subgraphs=subgraphs, context=context,
+            version=version, control=control,
         )
         from stepgraph.engine.driver_async import drive_async
 
-        raw = kwargs.get("_raw_parts", False)
         async for part in drive_async(run.loop):
             yield part if raw else shape(part, run.single, run.subgraphs, run.version)
         _raise_nested_interrupt(run.loop)
@@ -172,14 +189,16 @@ class PregelAPI:
     async def ainvoke(
         self, input: Any, config: Any = None, *, context: Any = None, stream_mode: Any = "values",
         print_mode: Any = (), output_keys: Any = None, interrupt_before: Any = None,
-        interrupt_after: Any = None, durability: Any = None, version: str = "v1", **kwargs: Any,
+        interrupt_after: Any = None, durability: Any = None, version: str = "v1",
+        control: Any = None, debug: bool | None = None, subgraphs: bool = False, **kwargs: Any,
     ) -> Any:
         """Async twin of ``invoke``."""
+        durability = _durability(durability, kwargs)
         if stream_mode == "values":
             run = self._prepare(
                 input, config, stream_mode=None, output_keys=output_keys,
                 interrupt_before=interrupt_before, interrupt_after=interrupt_after,
-                durability=durability, context=context, values_only=True,
+                durability=durability, context=context, values_only=True, control=control,
             )
             from stepgraph.engine.driver_async import drive_async
 
@@ -191,7 +210,7 @@ class PregelAPI:
             async for chunk in self.astream(
                 input, config, context=context, stream_mode=stream_mode, output_keys=output_keys,
                 interrupt_before=interrupt_before, interrupt_after=interrupt_after,
-                durability=durability, version=version,
+                durability=durability, version=version, control=control,
             )
         ]
 
@@ -202,12 +221,38 @@ class PregelAPI:
         return list(await asyncio.gather(*(self.ainvoke(i, c, **kwargs) for i, c in zip(inputs, configs, strict=True))))
 
 
+def _durability(durability: Any, kwargs: dict[str, Any]) -> Any:
+    """``durability``, or the deprecated ``checkpoint_during`` mapped onto it; any other
+    unknown keyword argument is refused."""
+    if "checkpoint_during" in kwargs:
+        from stepgraph.warnings import LangGraphDeprecatedSinceV10, deprecated_since
+
+        deprecated_since(LangGraphDeprecatedSinceV10, "`checkpoint_during` is deprecated and will "
+                         "be removed. Please use `durability` instead.", stacklevel=3)
+        during = kwargs.pop("checkpoint_during")
+        if durability is None:
+            durability = "async" if during else "exit"
+    if kwargs:
+        raise TypeError(f"unexpected keyword argument(s): {', '.join(sorted(kwargs))}")
+    return durability
+
+
 def _raise_nested_interrupt(loop: RunLoop) -> None:
-    """A subgraph that paused (``interrupt()`` or a breakpoint) pauses its parent's task."""
+    """A drained run raises ``GraphDrained``; a subgraph that paused (``interrupt()`` or a
+    breakpoint) pauses its parent's task."""
+    if loop.status == "draining":
+        _raise_drained(loop)
     if loop.parent_task is not None and loop.paused:
         from stepgraph.errors import GraphInterrupt
 
         raise GraphInterrupt(tuple(loop.interrupts))
+
+
+def _raise_drained(loop: RunLoop) -> None:
+    from stepgraph.errors import GraphDrained
+
+    control = loop.control
+    raise GraphDrained((control.drain_reason if control is not None else None) or "shutdown")
 
 
 def _result(loop: RunLoop, version: str) -> Any:

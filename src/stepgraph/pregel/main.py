@@ -22,7 +22,8 @@ from stepgraph.pregel.validate import validate_pregel
 
 __all__ = ["Pregel"]
 
-_STATIC_KINDS = ("LastValue", "BinaryOperatorAggregate", "NamedBarrierValue", "UntrackedValue")
+_STATIC_KINDS = ("LastValue", "BinaryOperatorAggregate", "NamedBarrierValue", "UntrackedValue",
+                 "DeltaChannel")
 _FINISH_KINDS = ("LastValueAfterFinish", "NamedBarrierValueAfterFinish")
 
 
@@ -56,11 +57,21 @@ class Pregel(PregelAPI, StateAPI, EventsAPI):
         step_timeout: float | None = None,
         auto_validate: bool = True,
         stream_eager: bool = False,
-        **_ignored: Any,
+        **deprecated: Any,
     ) -> None:
         from stepgraph.channels import Topic
         from stepgraph.types import Send
 
+        if "config_type" in deprecated:
+            from stepgraph.warnings import LangGraphDeprecatedSinceV10, deprecated_since
+
+            deprecated_since(LangGraphDeprecatedSinceV10, "`config_type` is deprecated and will be "
+                             "removed. Please use `context_schema` instead.")
+            context_schema = context_schema or deprecated.pop("config_type")
+        if deprecated:
+            raise TypeError(
+                f"Pregel() got unexpected keyword argument(s): {', '.join(sorted(deprecated))}"
+            )
         built: dict[str, PregelNode] = {}
         for key, node in nodes.items():
             pn = node.build() if isinstance(node, NodeBuilder) else node
@@ -97,6 +108,7 @@ class Pregel(PregelAPI, StateAPI, EventsAPI):
         self.managed: dict[str, Any] = {}
         self._trigger_to_nodes = dict(trigger_to_nodes) if trigger_to_nodes else None
         self._kinds: tuple[tuple[str, ...], tuple[str, ...]] | None = None
+        self._delta_keys: tuple[str, ...] | None = None
         if auto_validate:
             self.validate()
 
@@ -106,6 +118,7 @@ class Pregel(PregelAPI, StateAPI, EventsAPI):
         validate_pregel(self)
         self._trigger_to_nodes = None
         self._kinds = None
+        self._delta_keys = None
         return self
 
     @property
@@ -129,6 +142,17 @@ class Pregel(PregelAPI, StateAPI, EventsAPI):
     def stream_keyset(self) -> frozenset[str]:
         keys = self.stream_keys
         return frozenset([keys] if isinstance(keys, str) else keys)
+
+    @property
+    def delta_keys(self) -> tuple[str, ...]:
+        """The channels that are ``DeltaChannel``s (stored as writes, rebuilt on restore)."""
+        if self._delta_keys is None:
+            from stepgraph.channels.delta import DeltaChannel
+
+            self._delta_keys = tuple(
+                k for k, ch in self.channels.items() if isinstance(ch, DeltaChannel)
+            )
+        return self._delta_keys
 
     def channel_kinds(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """(volatile, finishable) channel names: the only ones visited on steps nobody wrote."""
@@ -184,6 +208,28 @@ class Pregel(PregelAPI, StateAPI, EventsAPI):
         from stepgraph.config import ensure_config
 
         return self.copy(config=ensure_config(self.config, config, kwargs))
+
+    def get_context_jsonschema(self) -> dict[str, Any] | None:
+        """The JSON schema of the run ``context`` (``None`` without a ``context_schema``)."""
+        from stepgraph.graph.jsonschema import schema_json
+
+        return None if self.context_schema is None else schema_json(self.context_schema)
+
+    def config_schema(self, *, include: Sequence[str] | None = None) -> Any:
+        """Deprecated: the ``context_schema`` (see ``get_context_jsonschema``)."""
+        from stepgraph.warnings import LangGraphDeprecatedSinceV10, deprecated_since
+
+        deprecated_since(LangGraphDeprecatedSinceV10, "`config_schema` is deprecated. Use "
+                         "`get_context_jsonschema` for the relevant schema instead.")
+        return self.context_schema
+
+    def get_config_jsonschema(self, *, include: Sequence[str] | None = None) -> dict[str, Any] | None:
+        """Deprecated: ``get_context_jsonschema()``."""
+        from stepgraph.warnings import LangGraphDeprecatedSinceV10, deprecated_since
+
+        deprecated_since(LangGraphDeprecatedSinceV10, "`get_config_jsonschema` is deprecated. "
+                         "Use `get_context_jsonschema` instead.")
+        return self.get_context_jsonschema()
 
     def get_graph(self, config: Any = None, *, xray: bool | int = False) -> Any:
         """A drawable ``stepgraph.draw.Graph`` (``draw_mermaid()``, ``draw_ascii()``, ``to_json()``).

@@ -7,18 +7,17 @@ LangGraph server alike::
     remote = RemoteGraph("agent", url="http://127.0.0.1:2024")
     remote.invoke({"value": "x"}, {"configurable": {"thread_id": tid}})
 
-It returns and streams what a local graph would (one mode, several modes as
-``(mode, payload)``, ``subgraphs=True`` with namespace tuples, ``__interrupt__`` as
-``Interrupt`` objects, ``StateSnapshot``/``PregelTask``), and it can be a node of a local
+It returns and streams what LangGraph's RemoteGraph does (one mode, several modes as the
+SDK's ``(mode, payload, event_id)`` parts, ``subgraphs=True`` with namespace tuples,
+``__interrupt__`` as ``Interrupt`` objects, ``StateSnapshot``/``PregelTask``), and it can be a node of a local
 graph (``builder.add_node("remote", RemoteGraph(...))``): the parent's thread is the remote
 thread, the remote's events stream under the caller's namespace, a remote interrupt
 interrupts the parent, and resuming the parent with ``Command(resume=...)`` resumes the
 remote run (LangGraph's RemoteGraph restarts it instead).
 
 Differences from LangGraph's RemoteGraph: a missing ``url``/client is an error at
-construction (SG502), not at the first call; several stream modes yield ``(mode, payload)``
-like local graphs, not SDK ``StreamPart`` triples; ``get_state_history`` without ``limit``
-pages through the whole history; ``ainvoke`` works with only a ``sync_client``.
+construction (SG502), not at the first call; ``get_state_history`` without ``limit`` pages
+through the whole history; ``ainvoke`` works with only a ``sync_client``.
 """
 
 from __future__ import annotations
@@ -58,6 +57,11 @@ class RemoteGraph:
         client / sync_client: ready ``get_client()`` / ``get_sync_client()`` clients.
         config: a config merged under every call's config.
         name: the node name when added with ``add_node(remote)``; defaults to ``graph_id``.
+        distributed_tracing: send LangSmith's tracing headers of the current run tree with
+            each run request, so the server's run joins the caller's trace.
+
+    Run methods also take ``headers`` (extra HTTP headers of that request), ``params``
+    (query parameters) and further keyword arguments of the SDK's ``runs.stream``.
     """
 
     history_page_size = 100
@@ -75,6 +79,7 @@ class RemoteGraph:
         sync_client: Any = None,
         config: Mapping[str, Any] | None = None,
         name: str | None = None,
+        distributed_tracing: bool = False,
     ) -> None:
         if url is None and client is None and sync_client is None:
             raise RemoteConfigError(
@@ -89,6 +94,7 @@ class RemoteGraph:
         self.url = url
         self.api_key = api_key
         self.headers = dict(headers) if headers else None
+        self.distributed_tracing = distributed_tracing
         self.client, self.sync_client = make_clients(url, api_key, headers, client, sync_client)
 
     @property
@@ -136,27 +142,31 @@ class RemoteGraph:
 
     def _plan(self, input: Any, config: Any, *, stream_mode: Any, default_mode: str,
               subgraphs: bool = False, version: str = "v1", interrupt_before: Any = None,
-              interrupt_after: Any = None, context: Any = None) -> RemoteCall:
+              interrupt_after: Any = None, context: Any = None, headers: Any = None,
+              params: Any = None, extra: Mapping[str, Any] | None = None) -> RemoteCall:
         return plan_call(
             self, input, config, stream_mode=stream_mode, default_mode=default_mode,
             subgraphs=subgraphs, version=version, interrupt_before=interrupt_before,
-            interrupt_after=interrupt_after, context=context,
+            interrupt_after=interrupt_after, context=context, headers=headers, params=params,
+            extra=extra,
         )
 
     def _run_sync(self, call: RemoteCall) -> Iterator[Any]:
         client = self._sync("stream")
         if call.waiting is not None:
             raise call.waiting
-        for part in client.runs.stream(call.thread_id, self.assistant_id, **call.request):
-            yield from call.feed(part.event, part.data)
+        for part in client.runs.stream(thread_id=call.thread_id, assistant_id=self.assistant_id,
+                                       **call.request):
+            yield from call.feed(part.event, part.data, getattr(part, "id", None))
         call.finish()
 
     async def _run_async(self, call: RemoteCall) -> AsyncIterator[Any]:
         client = self._async("astream")
         if call.waiting is not None:
             raise call.waiting
-        async for part in client.runs.stream(call.thread_id, self.assistant_id, **call.request):
-            for out in call.feed(part.event, part.data):
+        async for part in client.runs.stream(thread_id=call.thread_id,
+                                             assistant_id=self.assistant_id, **call.request):
+            for out in call.feed(part.event, part.data, getattr(part, "id", None)):
                 yield out
         call.finish()
 
@@ -164,36 +174,40 @@ class RemoteGraph:
     def stream(
         self, input: Any, config: Any = None, *, stream_mode: Any = None,
         subgraphs: bool = False, interrupt_before: Any = None, interrupt_after: Any = None,
-        context: Any = None, version: str = "v1", **kwargs: Any,
+        context: Any = None, version: str = "v1", headers: Mapping[str, str] | None = None,
+        params: Any = None, **kwargs: Any,
     ) -> Iterator[Any]:
-        """Run on the server, yielding parts shaped as a local graph's ``stream`` yields them.
+        """Run on the server, yielding parts shaped as LangGraph's ``RemoteGraph`` yields them.
 
-        ``stream_mode`` defaults to ``"updates"``; a list yields ``(mode, payload)``;
-        ``subgraphs=True`` yields ``(namespace, ...)``; ``version="v2"`` yields dicts.
+        ``stream_mode`` defaults to ``"updates"``; one mode yields its payloads, a list yields
+        the SDK's ``(mode, payload, event_id)`` parts; ``subgraphs=True`` yields
+        ``(namespace, ...)``; ``version="v2"`` yields dicts.
         """
         call = self._plan(input, config, stream_mode=stream_mode, default_mode="updates",
                           subgraphs=subgraphs, version=version,
                           interrupt_before=interrupt_before, interrupt_after=interrupt_after,
-                          context=context)
+                          context=context, headers=headers, params=params, extra=kwargs)
         yield from self._run_sync(call)
 
     async def astream(
         self, input: Any, config: Any = None, *, stream_mode: Any = None,
         subgraphs: bool = False, interrupt_before: Any = None, interrupt_after: Any = None,
-        context: Any = None, version: str = "v1", **kwargs: Any,
+        context: Any = None, version: str = "v1", headers: Mapping[str, str] | None = None,
+        params: Any = None, **kwargs: Any,
     ) -> AsyncIterator[Any]:
         """Async twin of ``stream``."""
         call = self._plan(input, config, stream_mode=stream_mode, default_mode="updates",
                           subgraphs=subgraphs, version=version,
                           interrupt_before=interrupt_before, interrupt_after=interrupt_after,
-                          context=context)
+                          context=context, headers=headers, params=params, extra=kwargs)
         async for out in self._run_async(call):
             yield out
 
     def invoke(
         self, input: Any, config: Any = None, *, stream_mode: Any = "values",
         interrupt_before: Any = None, interrupt_after: Any = None, context: Any = None,
-        version: str = "v1", **kwargs: Any,
+        version: str = "v1", headers: Mapping[str, str] | None = None, params: Any = None,
+        **kwargs: Any,
     ) -> Any:
         """Run on the server and return the final state (with ``__interrupt__`` if paused).
 
@@ -203,10 +217,10 @@ class RemoteGraph:
             return list(self.stream(input, config, stream_mode=stream_mode,
                                     interrupt_before=interrupt_before,
                                     interrupt_after=interrupt_after, context=context,
-                                    version=version))
+                                    version=version, headers=headers, params=params, **kwargs))
         call = self._plan(input, config, stream_mode="values", default_mode="values",
                           interrupt_before=interrupt_before, interrupt_after=interrupt_after,
-                          context=context)
+                          context=context, headers=headers, params=params, extra=kwargs)
         for _ in self._run_sync(call):
             pass
         return call.result(version)
@@ -214,11 +228,13 @@ class RemoteGraph:
     async def ainvoke(
         self, input: Any, config: Any = None, *, stream_mode: Any = "values",
         interrupt_before: Any = None, interrupt_after: Any = None, context: Any = None,
-        version: str = "v1", **kwargs: Any,
+        version: str = "v1", headers: Mapping[str, str] | None = None, params: Any = None,
+        **kwargs: Any,
     ) -> Any:
         """Async twin of ``invoke`` (with only a sync client it runs in a worker thread)."""
         options = dict(stream_mode=stream_mode, interrupt_before=interrupt_before,
-                       interrupt_after=interrupt_after, context=context, version=version)
+                       interrupt_after=interrupt_after, context=context, version=version,
+                       headers=headers, params=params, **kwargs)
         if self.client is None:
             from stepgraph.engine.callable import run_sync_in_thread
 
@@ -230,7 +246,7 @@ class RemoteGraph:
                                                   **options)]
         call = self._plan(input, config, stream_mode="values", default_mode="values",
                           interrupt_before=interrupt_before, interrupt_after=interrupt_after,
-                          context=context)
+                          context=context, headers=headers, params=params, extra=kwargs)
         async for _ in self._run_async(call):
             pass
         return call.result(version)

@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from stepgraph.config import ensure_config
+from stepgraph.engine.delta import aload_history, load_history
 from stepgraph.engine.snapshot import snapshot
 from stepgraph.engine.timetravel import recast_ns, with_checkpoint_map
 from stepgraph.engine.update import compute_fork, compute_update
@@ -102,7 +103,8 @@ class StateAPI:
         graph = _target(self, config)
         config = _stable_ns(graph, config)
         for saved in saver.list(config, filter=filter, before=before, limit=limit):
-            yield snapshot(graph, config, saver, saved, apply_pending=False)
+            yield snapshot(graph, config, saver, saved, apply_pending=False,
+                           delta=load_history(saver, graph, saved))
 
     async def aget_state_history(
         self: Pregel, config: Any, *, filter: dict[str, Any] | None = None,  # type: ignore[misc]
@@ -113,7 +115,8 @@ class StateAPI:
         graph = _target(self, config)
         config = _stable_ns(graph, config)
         async for saved in saver.alist(config, filter=filter, before=before, limit=limit):
-            yield snapshot(graph, config, saver, saved, apply_pending=False)
+            yield snapshot(graph, config, saver, saved, apply_pending=False,
+                           delta=await aload_history(saver, graph, saved))
 
     def bulk_update_state(self: Pregel, config: Any, supersteps: Sequence[Sequence[Any]]) -> Any:  # type: ignore[misc]
         """Apply several supersteps of updates; returns the config of the last checkpoint."""
@@ -124,7 +127,8 @@ class StateAPI:
         config = _stable_ns(graph, config)
         saved = saver.get_tuple(config)
         for updates in steps:
-            result = _compute(graph, config, saver, saved, updates)
+            result = _compute(graph, config, saver, saved, updates,
+                              load_history(saver, graph, saved))
             config = with_checkpoint_map(saver.put(*result), result[2])
             saved = saver.get_tuple(config)
         return config
@@ -137,7 +141,8 @@ class StateAPI:
         config = _stable_ns(graph, config)
         saved = await saver.aget_tuple(config)
         for updates in steps:
-            result = _compute(graph, config, saver, saved, updates)
+            result = _compute(graph, config, saver, saved, updates,
+                              await aload_history(saver, graph, saved))
             config = with_checkpoint_map(await saver.aput(*result), result[2])
             saved = await saver.aget_tuple(config)
         return config
@@ -186,7 +191,9 @@ def _stable_ns(graph: Pregel, config: Any) -> Any:
 def _read_state(graph: Pregel, config: Any, saver: Any, subgraphs: bool) -> StateSnapshot:
     config = _stable_ns(graph, config)
     explicit = "checkpoint_id" in config["configurable"]
-    snap = snapshot(graph, config, saver, saver.get_tuple(config), apply_pending=not explicit)
+    saved = saver.get_tuple(config)
+    snap = snapshot(graph, config, saver, saved, apply_pending=not explicit,
+                    delta=load_history(saver, graph, saved))
     if not subgraphs:
         return snap
     tasks = []
@@ -201,7 +208,9 @@ def _read_state(graph: Pregel, config: Any, saver: Any, subgraphs: bool) -> Stat
 async def _aread_state(graph: Pregel, config: Any, saver: Any, subgraphs: bool) -> StateSnapshot:
     config = _stable_ns(graph, config)
     explicit = "checkpoint_id" in config["configurable"]
-    snap = snapshot(graph, config, saver, await saver.aget_tuple(config), apply_pending=not explicit)
+    saved = await saver.aget_tuple(config)
+    snap = snapshot(graph, config, saver, saved, apply_pending=not explicit,
+                    delta=await aload_history(saver, graph, saved))
     if not subgraphs:
         return snap
     tasks = []
@@ -213,10 +222,12 @@ async def _aread_state(graph: Pregel, config: Any, saver: Any, subgraphs: bool) 
     return snap._replace(tasks=tuple(tasks))
 
 
-def _compute(graph: Pregel, config: Any, saver: Any, saved: Any, updates: list[tuple[Any, Any, Any]]) -> Any:
+def _compute(graph: Pregel, config: Any, saver: Any, saved: Any,
+             updates: list[tuple[Any, Any, Any]], delta: Any = None) -> Any:
     if any(u[1] == _COPY for u in updates):
         if len(updates) > 1:
             raise ValueError("Cannot copy checkpoint with multiple updates")
         return compute_fork(saved)
-    parent, ckpt, metadata, new_versions = compute_update(graph, config, saver, saved, updates)
+    parent, ckpt, metadata, new_versions = compute_update(graph, config, saver, saved, updates,
+                                                          delta)
     return parent, ckpt, metadata, new_versions

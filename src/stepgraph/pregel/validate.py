@@ -52,5 +52,12 @@ def validate_pregel(graph: Pregel) -> None:  # noqa: C901 - a flat list of indep
         if names == "*":
             continue
         for n in names:
-            if n not in graph.nodes:
+            if n not in graph.nodes and not _names_a_handler(graph, n):
                 raise GraphDefinitionError(f"Interrupt node `{n}` not found", code="SG108")
+
+
+def _names_a_handler(graph: Pregel, name: str) -> bool:
+    """``__error_handler__<node>``: the error handler of a node that has one."""
+    prefix = "__error_handler__"
+    node = graph.nodes.get(name[len(prefix):]) if name.startswith(prefix) else None
+    return node is not None and node.error_handler is not None

@@ -21,13 +21,14 @@ from typing import Any
 from stepgraph.config import ensure_config
 from stepgraph.constants import INTERRUPT, MISSING
 from stepgraph.engine.context import current_task
-from stepgraph.errors import ParentCommand
+from stepgraph.errors import GraphInterrupt, ParentCommand
 from stepgraph.remote.node import NodeLink
 from stepgraph.remote.wire import (
     RemoteException,
     decode_payload,
     split_event,
     thread_id_of,
+    tracing_headers,
     wire_config,
     without_interrupt,
 )
@@ -68,7 +69,7 @@ class RemoteCall:
 
     __slots__ = (
         "thread_id", "request", "modes", "single", "subgraphs", "version", "link",
-        "values", "interrupts", "root_interrupts", "run_id", "waiting",
+        "values", "interrupts", "root_interrupts", "run_id", "waiting", "nested",
     )
 
     def __init__(self, modes: list[str], single: bool, subgraphs: bool, version: str,
@@ -86,9 +87,12 @@ class RemoteCall:
         self.run_id: str | None = None
         self.waiting: BaseException | None = None
         """Set when the call must not reach the server (a parent interrupt to re-raise)."""
+        self.nested = False
+        """Called as a subgraph without a running task (the config names a caller's
+        ``checkpoint_ns``): a remote interrupt is raised as ``GraphInterrupt``."""
 
     # -- events -------------------------------------------------------------------------
-    def feed(self, event: str, data: Any) -> list[Any]:
+    def feed(self, event: str, data: Any, event_id: str | None = None) -> list[Any]:
         """Fold one event; return the parts to hand to the caller (often none)."""
         if event == "metadata":
             if isinstance(data, Mapping):
@@ -116,6 +120,8 @@ class RemoteCall:
             self.link.emit(ns, mode, payload)
             ns = self.link.ns + ns
         if mode in self.modes and (not ns or self.subgraphs or mode == "messages"):
+            if not self.single and not self.subgraphs and self.version == "v1":
+                return [(mode, payload, event_id)]  # the SDK's StreamPart, as LangGraph's
             return [shape((ns, mode, payload), self.single, self.subgraphs, self.version)]
         return []
 
@@ -132,6 +138,8 @@ class RemoteCall:
     def finish(self) -> None:
         """After the last event: as a node, a remote interrupt interrupts the parent."""
         if self.link is None:
+            if self.nested and (found := self.found_interrupts()):
+                raise GraphInterrupt(list(found))
             return
         found = self.found_interrupts()
         if found is not None:
@@ -152,12 +160,24 @@ class RemoteCall:
         return values
 
 
+_OWN_REQUEST_KEYS = frozenset({
+    "thread_id", "assistant_id", "input", "command", "stream_mode", "stream_subgraphs", "config",
+    "context", "checkpoint_id", "interrupt_before", "interrupt_after", "if_not_exists", "headers",
+    "params",
+})
+
+
 def plan_call(
     remote: Any, input: Any, config: Mapping[str, Any] | None, *,
     stream_mode: Any, default_mode: str, subgraphs: bool, version: str,
     interrupt_before: Any, interrupt_after: Any, context: Any,
+    headers: Mapping[str, str] | None = None, params: Any = None,
+    extra: Mapping[str, Any] | None = None,
 ) -> RemoteCall:
-    """The request and the event fold of one ``invoke``/``stream`` call of ``remote``."""
+    """The request and the event fold of one ``invoke``/``stream`` call of ``remote``.
+
+    ``extra`` are further ``runs.stream`` parameters of the SDK (``multitask_strategy``...).
+    """
     task = current_task()
     inherited = task.config if task is not None and config is None else None
     merged = ensure_config(inherited, remote.config, config)
@@ -165,12 +185,23 @@ def plan_call(
     modes, single = normalize_modes(stream_mode, default_mode)
     call = RemoteCall(modes, single, subgraphs, version, link)
     call.thread_id = thread_id_of(merged)
+    call.nested = link is None and bool(((config or {}).get("configurable") or {}).get("checkpoint_ns"))
+    clash = sorted(set(extra or ()) & _OWN_REQUEST_KEYS)
+    if clash:
+        raise TypeError(f"RemoteGraph: {', '.join(clash)} cannot be given as extra run parameters")
     request: dict[str, Any] = {
+        **(extra or {}),
         "stream_mode": wire_modes(modes, link),
         "stream_subgraphs": bool(subgraphs or (link is not None and link.forward)),
         "config": wire_config(merged),
+        "context": context,
         "if_not_exists": "create",
+        "headers": tracing_headers(headers) if remote.distributed_tracing else (
+            dict(headers) if headers else None
+        ),
     }
+    if params is not None:
+        request["params"] = params
     if isinstance(input, Command):
         request["command"] = command_json(input)
     elif link is not None and link.pending:
@@ -185,7 +216,7 @@ def plan_call(
     if checkpoint_id and call.thread_id and link is None:
         request["checkpoint_id"] = checkpoint_id
     for key, value in (("interrupt_before", interrupt_before),
-                       ("interrupt_after", interrupt_after), ("context", context)):
+                       ("interrupt_after", interrupt_after)):
         if value is not None:
             request[key] = value
     call.request = request

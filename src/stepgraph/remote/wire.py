@@ -179,6 +179,24 @@ def before_of(config: Mapping[str, Any]) -> dict[str, Any]:
     return {**ckpt, "configurable": dict(ckpt)}
 
 
+def tracing_headers(headers: Mapping[str, str] | None) -> dict[str, str] | None:
+    """``headers`` plus LangSmith's distributed-tracing headers of the current run tree
+    (``langsmith-trace``, ``baggage``; a ``baggage`` already given is kept in front), so the
+    server's run joins the caller's trace. Unchanged without a current run tree."""
+    import sys
+
+    helpers = sys.modules.get("langsmith.run_helpers")
+    tree = helpers.get_current_run_tree() if helpers is not None else None
+    if tree is None:
+        return dict(headers) if headers else None
+    traced = dict(tree.to_headers())
+    out = dict(headers) if headers else {}
+    if "baggage" in out and "baggage" in traced:
+        traced["baggage"] = f"{out['baggage']},{traced['baggage']}"
+    out.update(traced)
+    return out
+
+
 # -- states ---------------------------------------------------------------------------------
 def to_interrupts(items: Any) -> tuple[Interrupt, ...]:
     """Wire interrupts (``{"value", "id"[, ...]}``) as ``Interrupt`` objects."""
@@ -200,16 +218,15 @@ def _tuples(value: Any) -> Any:
 
 
 def config_of(checkpoint: Mapping[str, Any] | None) -> dict[str, Any] | None:
-    """A wire ``checkpoint`` as a run config (``checkpoint_map`` only when not empty)."""
+    """A wire ``checkpoint`` as a run config (as LangGraph's RemoteGraph builds it)."""
     if not checkpoint:
         return None
     configurable = {
         "thread_id": checkpoint.get("thread_id"),
         "checkpoint_ns": checkpoint.get("checkpoint_ns") or "",
         "checkpoint_id": checkpoint.get("checkpoint_id"),
+        "checkpoint_map": checkpoint.get("checkpoint_map") or {},
     }
-    if checkpoint.get("checkpoint_map"):
-        configurable["checkpoint_map"] = checkpoint["checkpoint_map"]
     return {"configurable": configurable}
 
 

@@ -41,11 +41,53 @@ def update_payload(loop: RunLoop, task: Task) -> Any:
     return dicts[0] if len(dicts) == 1 else dicts
 
 
+FRAMEWORK_METADATA_KEYS = frozenset(
+    {
+        "thread_id", "checkpoint_id", "checkpoint_ns", "checkpoint_map", "langgraph_step",
+        "langgraph_node", "langgraph_triggers", "langgraph_path", "langgraph_checkpoint_ns",
+    }
+)
+"""Metadata every task config carries; task payloads leave them out (the task says it)."""
+
+
+def user_tags(tags: Any) -> list[str] | None:
+    """``tags`` without langchain's ``seq:step:N`` bookkeeping (``None`` if none are left)."""
+    if not tags:
+        return None
+    kept = [t for t in tags if not t.startswith("seq:step")]
+    return kept or None
+
+
+def task_metadata(config: Any) -> dict[str, Any] | None:
+    """The user-meaningful metadata of a task's config (plus its user tags under ``tags``),
+    a fresh dict; ``None`` when nothing is left."""
+    if config is None:
+        return None
+    md = {
+        k: v for k, v in (config.get("metadata") or {}).items()
+        if k not in FRAMEWORK_METADATA_KEYS
+    }
+    tags = user_tags(config.get("tags"))
+    if tags is not None:
+        md["tags"] = tags
+    return md or None
+
+
+def task_payload(task: Any) -> dict[str, Any]:
+    """The ``tasks`` stream payload announcing ``task`` (anything with ``id``, ``name``,
+    ``input``, ``triggers`` and ``config``)."""
+    payload = {"id": task.id, "name": task.name, "input": task.input, "triggers": tuple(task.triggers)}
+    md = task_metadata(task.config)
+    if md is not None:
+        payload["metadata"] = md
+    return payload
+
+
 def task_start(loop: RunLoop, task: Task) -> None:
     modes = loop.sink.modes
     if "tasks" not in modes and "debug" not in modes:
         return
-    payload = {"id": task.id, "name": task.name, "input": task.input, "triggers": tuple(task.triggers)}
+    payload = task_payload(task)
     loop.emit("tasks", payload)
     loop.emit("debug", {"step": task.step, "timestamp": _now(), "type": "task", "payload": payload})
 

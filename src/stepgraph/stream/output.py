@@ -7,7 +7,9 @@ from typing import Any
 
 from stepgraph.constants import INTERRUPT
 
-ALL_MODES = ("values", "updates", "checkpoints", "tasks", "debug", "messages", "custom", "events")
+ALL_MODES = (
+    "values", "updates", "checkpoints", "tasks", "debug", "messages", "custom", "tools", "events",
+)
 
 
 def normalize_modes(stream_mode: str | Sequence[str] | None, default: str) -> tuple[list[str], bool]:

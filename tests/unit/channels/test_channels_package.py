@@ -12,6 +12,7 @@ EXPECTED = {
     "AnyValue",
     "BaseChannel",
     "BinaryOperatorAggregate",
+    "DeltaChannel",
     "EmptyChannelError",
     "EphemeralValue",
     "LastValue",
@@ -32,6 +33,7 @@ ALL_CHANNELS = [
     channels.BinaryOperatorAggregate(int, operator.add),
     channels.NamedBarrierValue(str, {"a"}),
     channels.NamedBarrierValueAfterFinish(str, {"a"}),
+    channels.DeltaChannel(lambda value, writes: [*value, *writes]),
 ]
 
 

@@ -16,3 +16,22 @@ def test_core_import_pulls_no_heavy_package() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_runs_without_callbacks_import_no_callback_machinery() -> None:
+    """A run without callbacks (and warnings/runtime/callbacks modules themselves) pull in
+    neither langchain-core nor langsmith: tracing costs nothing when unused."""
+    code = (
+        "import sys\n"
+        "from typing import TypedDict\n"
+        "import stepgraph.warnings, stepgraph.runtime\n"
+        "from stepgraph.graph import StateGraph, START\n"
+        "class S(TypedDict):\n    x: int\n"
+        "g = StateGraph(S).add_node('a', lambda s: {'x': s['x'] + 1}).add_edge(START, 'a')\n"
+        "assert g.compile().invoke({'x': 1}) == {'x': 2}\n"
+        f"print([m for m in {HEAVY!r} if m in sys.modules])"
+    )
+    env = {"PATH": "/usr/bin:/bin"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, env=env)
+    assert out.stdout.strip() == "[]"
