@@ -25,6 +25,7 @@ from stepgraph.server.runtime.limits import LimitError, RuntimeLimits
 from stepgraph.server.runtime.queue import LocalRunQueue
 from stepgraph.server.runtime.service import RunService
 from stepgraph.server.runtime.threadlog import ThreadLogs
+from stepgraph.server.runtime.ttl import TtlSweeper
 from stepgraph.server.settings import ConfigError, ServerSettings, apply_dependencies, apply_env
 from stepgraph.server.storage import open_backend
 
@@ -66,6 +67,8 @@ def create_app(settings: ServerSettings, *, registry: GraphRegistry | None = Non
             ctx.service = RunService(ctx)
             await ctx.assistants.ensure_system()
             await ctx.service.recover()
+            ctx.ttl_sweeper = TtlSweeper(ctx, settings.thread_ttl)
+            ctx.ttl_sweeper.start()
             app.state.ctx = ctx
             for note in settings.notes:
                 logger.info("%s", note)
@@ -74,6 +77,7 @@ def create_app(settings: ServerSettings, *, registry: GraphRegistry | None = Non
             try:
                 yield
             finally:
+                await ctx.ttl_sweeper.stop()
                 await ctx.queue.shutdown()
                 ctx.thread_logs.close_all()
 

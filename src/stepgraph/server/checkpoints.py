@@ -1,4 +1,5 @@
-"""Copying a thread's checkpoints (``threads.copy``) and dropping one run's (``rollback``).
+"""Copying a thread's checkpoints (``threads.copy``), dropping one run's (``rollback``) and
+keeping only the latest (``threads.prune`` / the TTL strategy ``keep_latest``).
 
 Savers expose no per-checkpoint delete, so both work by listing every checkpoint of the
 thread (all namespaces), oldest first, and putting the kept ones (with their pending
@@ -10,7 +11,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-__all__ = ["copy_checkpoints", "drop_run_checkpoints"]
+__all__ = ["copy_checkpoints", "drop_run_checkpoints", "keep_latest_checkpoints"]
 
 
 async def _all(saver: Any, thread_id: str) -> list[Any]:
@@ -19,11 +20,11 @@ async def _all(saver: Any, thread_id: str) -> list[Any]:
     return tuples
 
 
-async def _put_all(saver: Any, tuples: list[Any], thread_id: str) -> None:
+async def _put_all(saver: Any, tuples: list[Any], thread_id: str, *, parents: bool = True) -> None:
     for t in tuples:
         conf = t.config["configurable"]
         target: dict[str, Any] = {"thread_id": thread_id, "checkpoint_ns": conf.get("checkpoint_ns", "")}
-        if t.parent_config:
+        if parents and t.parent_config:
             target["checkpoint_id"] = t.parent_config["configurable"]["checkpoint_id"]
         metadata = dict(t.metadata or {})
         if "thread_id" in metadata:
@@ -52,4 +53,18 @@ async def drop_run_checkpoints(saver: Any, thread_id: str, run_id: str) -> int:
     if dropped:
         await saver.adelete_thread(thread_id)
         await _put_all(saver, keep, thread_id)
+    return dropped
+
+
+async def keep_latest_checkpoints(saver: Any, thread_id: str) -> int:
+    """Keep the latest checkpoint of each namespace of ``thread_id`` (with its pending writes,
+    without its now missing parent) and delete the others; returns how many were deleted."""
+    tuples = await _all(saver, thread_id)
+    latest: dict[str, Any] = {}
+    for t in tuples:
+        latest[t.config["configurable"].get("checkpoint_ns", "")] = t
+    dropped = len(tuples) - len(latest)
+    if dropped:
+        await saver.adelete_thread(thread_id)
+        await _put_all(saver, list(latest.values()), thread_id, parents=False)
     return dropped

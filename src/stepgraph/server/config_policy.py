@@ -35,6 +35,8 @@ from stepgraph.server.config_schema import (
     validation_problems,
 )
 from stepgraph.server.config_webhooks import WebhookSettings, webhook_settings
+from stepgraph.server.request_limits import MAX_TTL_MINUTES
+from stepgraph.server.runtime.ttl import ThreadTtlPolicy
 
 __all__ = ["Decided", "decide"]
 
@@ -54,6 +56,7 @@ class Decided:
     cors: CorsConfig | None = None
     auth: AuthConfig | None = None
     webhooks: WebhookSettings = field(default_factory=WebhookSettings)
+    thread_ttl: ThreadTtlPolicy = field(default_factory=ThreadTtlPolicy)
     notes: list[str] = field(default_factory=list)
 
 
@@ -278,7 +281,7 @@ def _store_and_checkpointer(c: _Checker, config: Config) -> None:
         c.refuse(key, "a custom checkpointer is not supported",
                  "remove it: the server's saver is SQLite, or PostgreSQL with --database-url")
     if cp.ttl is not None:
-        c.not_yet("checkpointer.ttl", "thread TTL", "remove checkpointer.ttl")
+        _thread_ttl(c, cp.ttl)
     serde = cp.serde
     if serde is None:
         return
@@ -338,6 +341,16 @@ def _http(c: _Checker, http: HttpConfig) -> None:
             c.invalid("http.cors.allow_origin_regex", f"not a valid regular expression: {exc}")
 
 
+def _thread_ttl(c: _Checker, ttl: Any) -> None:
+    """``checkpointer.ttl`` is honoured (``runtime/ttl.py``); its numbers must make sense."""
+    if ttl.default_ttl is not None and not 0 < ttl.default_ttl <= MAX_TTL_MINUTES:
+        c.invalid("checkpointer.ttl.default_ttl", f"must be a number of minutes in (0, {MAX_TTL_MINUTES:g}]")
+    if ttl.sweep_interval_minutes is not None and ttl.sweep_interval_minutes < 1:
+        c.invalid("checkpointer.ttl.sweep_interval_minutes", "must be at least 1 minute")
+    if ttl.sweep_limit is not None and ttl.sweep_limit < 1:
+        c.invalid("checkpointer.ttl.sweep_limit", "must be at least 1")
+
+
 def _auth(c: _Checker, auth: AuthConfig) -> None:
     """Shape only: enforcement (and the checks of the Auth object itself) live in ``server/auth``."""
     _check_ref(c, "auth.path", auth.path, "auth handlers")
@@ -367,4 +380,5 @@ def decide(config: Config, base: Path, source: str, environ: Mapping[str, str]) 
         raise ConfigError.from_problems(source, c.problems)
     return Decided(graphs=graphs, descriptions=descriptions, dependencies=deps, env=env,
                    cors=config.http.cors if config.http else None, auth=config.auth,
-                   webhooks=webhooks, notes=c.notes)
+                   webhooks=webhooks, notes=c.notes,
+                   thread_ttl=ThreadTtlPolicy.from_config(config.checkpointer.ttl if config.checkpointer else None))

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from stepgraph.server.runtime.queue import RunQueue
     from stepgraph.server.runtime.service import RunService
     from stepgraph.server.runtime.threadlog import ThreadLogs
+    from stepgraph.server.runtime.ttl import TtlSweeper
     from stepgraph.server.settings import ServerSettings
     from stepgraph.server.storage import Backend
 
@@ -34,13 +35,14 @@ class ServerContext:
         self.registry = registry
         self.backend = backend
         self.assistants = Assistants(backend.docs, registry)
-        self.threads = Threads(backend.docs)
+        self.threads = Threads(backend.docs, settings.thread_ttl)
         self.runs = Runs(backend.docs)
         self.limits: RuntimeLimits
         self.events: EventLog
         self.thread_logs: ThreadLogs
         self.queue: RunQueue
         self.service: RunService
+        self.ttl_sweeper: TtlSweeper
         self.authorizer: Any = None
         """The ``server.auth.Authorizer`` when the config has ``auth`` (else ``None``)."""
 

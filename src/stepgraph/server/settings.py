@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from stepgraph.server.config_errors import ConfigError
 from stepgraph.server.config_webhooks import WebhookSettings
+from stepgraph.server.runtime.ttl import ThreadTtlPolicy
 
 if TYPE_CHECKING:
     from stepgraph.server.config_schema import AuthConfig, CorsConfig
@@ -63,6 +64,8 @@ class ServerSettings:
     cors: CorsConfig | None = None
     auth: AuthConfig | None = None
     webhooks: WebhookSettings = field(default_factory=WebhookSettings)
+    thread_ttl: ThreadTtlPolicy = field(default_factory=ThreadTtlPolicy)
+    """``checkpointer.ttl``: the default TTL of threads and how often expired ones are swept."""
     allowed_hosts: list[str] | None = None
     notes: list[str] = field(default_factory=list)
     limits: RuntimeLimits | None = None
@@ -119,7 +122,8 @@ def load_settings(path: Path, **overrides: Any) -> ServerSettings:
     settings = ServerSettings(graphs=decided.graphs, base_dir=base, config_path=path.resolve(),
                               env=decided.env, graph_descriptions=decided.descriptions,
                               dependencies=decided.dependencies, cors=decided.cors, auth=decided.auth,
-                              webhooks=decided.webhooks, notes=decided.notes)
+                              webhooks=decided.webhooks, notes=decided.notes,
+                              thread_ttl=decided.thread_ttl)
     for key, value in overrides.items():
         if not hasattr(settings, key):
             raise TypeError(f"load_settings: unknown setting {key!r}")

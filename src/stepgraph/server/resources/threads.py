@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING, Any
 
 from stepgraph.server.errors import ApiError
 from stepgraph.server.resources.common import sort_spec
+from stepgraph.server.resources.extract import extract_fields, extract_roots
+from stepgraph.server.runtime.ttl import ThreadTtlPolicy, ttl_record
 from stepgraph.server.storage.filters import AccessFilter, DocQuery
 from stepgraph.server.util import now_iso
 
@@ -45,13 +47,17 @@ class Threads:
     """Stored threads. ``access`` arguments are an authorization filter on the metadata: a
     thread that does not pass it is treated as missing (404, left out of searches)."""
 
-    def __init__(self, docs: DocStore) -> None:
+    def __init__(self, docs: DocStore, ttl: ThreadTtlPolicy | None = None) -> None:
         self.docs = docs
+        self.ttl = ttl or ThreadTtlPolicy()
 
     async def create(self, req: ThreadCreate, access: AccessFilter | None = None) -> dict[str, Any]:
         """``POST /threads`` (a client-chosen ``thread_id`` is allowed; 409 when taken)."""
         thread_id = req.thread_id or str(uuid.uuid4())
         doc = new_thread_doc(thread_id, req.metadata)
+        ttl = ttl_record(req.ttl, self.ttl)
+        if ttl is not None:
+            doc["_ttl"] = ttl
         if await self.docs.insert(KIND, thread_id, doc):
             return public(doc)
         if req.if_exists == "do_nothing":
@@ -101,14 +107,32 @@ class Threads:
         query = self._query(req, access)
         sort_by, descending = sort_spec(req.sort_by, req.sort_order, "created_at")
         select = req.select
-        fields = frozenset(select) if select else None
+        extract = req.extract
+        fields = frozenset(select) | extract_roots(extract) if select else None
         items = await self.docs.query(KIND, replace(query, sort_by=sort_by, descending=descending,
                                                     limit=limit, offset=offset, fields=fields))
         total = await self.docs.count(KIND, query)
         items = [public(d) for d in items]
+        if extract:
+            for d in items:
+                d["extracted"] = extract_fields(d, extract)
         if select:
-            items = [{k: d.get(k) for k in select} for d in items]
+            keep = [*select, "extracted"] if extract else select
+            items = [{k: d.get(k) for k in keep} for d in items]
         return items, total, offset, limit
+
+    async def with_ttl(self) -> list[dict[str, Any]]:
+        """The records of threads that have a TTL (their small fields only), oldest update first."""
+        docs = await self.docs.query(KIND, DocQuery(sort_by="updated_at", descending=False,
+                                                    fields=frozenset({"thread_id", "status", "updated_at"})))
+        return [d for d in docs if d.get("_ttl")]
+
+    async def mark_pruned(self, thread_id: str, updated_at: Any) -> None:
+        """Note that a ``keep_latest`` expiry was applied for the update at ``updated_at``."""
+        def change(doc: dict[str, Any]) -> None:
+            doc["_ttl_pruned"] = updated_at
+
+        await self.docs.update(KIND, thread_id, change)
 
     async def count(self, req: ThreadCount, access: AccessFilter | None = None) -> int:
         """``POST /threads/count``."""
@@ -136,7 +160,10 @@ class Threads:
         """``PATCH /threads/{id}``: merge metadata."""
         await self.get(thread_id, access)
         metadata = req.metadata or {}
-        doc = await self.update(thread_id, merge_metadata=metadata)
+        changes: dict[str, Any] = {}
+        if req.ttl is not None:
+            changes["_ttl"] = ttl_record(req.ttl, self.ttl)
+        doc = await self.update(thread_id, merge_metadata=metadata, **changes)
         if doc is None:
             raise ApiError(404, f"Thread with ID {thread_id} not found")
         return public(doc)

@@ -9,7 +9,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from stepgraph.server.auth import authorize, authorize_model, request_auth
-from stepgraph.server.checkpoints import copy_checkpoints
+from stepgraph.server.checkpoints import copy_checkpoints, keep_latest_checkpoints
 from stepgraph.server.endpoint import operation
 from stepgraph.server.errors import ApiError, json_response
 from stepgraph.server.resources.common import pagination_headers
@@ -107,19 +107,22 @@ async def copy_thread(request: Request) -> Response:
 
 @operation(body=ThreadPrune, ok=PruneResponse)
 async def prune_threads(request: Request, body: ThreadPrune) -> Response:
-    """Delete the given threads (``strategy: "delete"``); ``keep_latest`` is refused."""
+    """Delete the given threads (``strategy: "delete"``, the default) or keep only their latest
+    checkpoint of each namespace (``keep_latest``)."""
     ctx = ctx_of(request)
     ids = body.thread_ids
-    if body.strategy not in (None, "delete"):
-        raise ApiError(422, "Only strategy 'delete' is supported.")
     access = await authorize(request, "threads", "delete", {"thread_ids": ids})
     if access is not None and any([await ctx.threads.find(t, access) is None for t in ids]):
         raise ApiError(404, "At least one thread not found or not authorized")
     pruned = 0
     for thread_id in ids:
-        if await ctx.threads.find(thread_id, access) is not None:
+        if await ctx.threads.find(thread_id, access) is None:
+            continue
+        if body.strategy == "keep_latest":
+            await keep_latest_checkpoints(ctx.backend.saver, thread_id)
+        else:
             await ctx.service.delete_thread_data(thread_id)
-            pruned += 1
+        pruned += 1
     return json_response({"pruned_count": pruned})
 
 

@@ -8,6 +8,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Discriminator, Field, Tag
 
 from stepgraph.server.request_limits import MAX_TTL_MINUTES
+from stepgraph.server.resources.extract import MAX_EXTRACT_PATHS, PATH_PATTERN
 from stepgraph.server.schemas.common import Checkpoint, CheckpointRef, Interrupt
 from stepgraph.server.schemas.fields import (
     CheckpointId,
@@ -56,6 +57,9 @@ class ThreadTtl(RequestModel):
     ttl: Minutes | None = None
 
 
+ExtractAlias = Annotated[str, Field(min_length=1, max_length=128, pattern=r"^[^\x00-\x1f\x7f]+$")]
+ExtractPath = Annotated[str, Field(max_length=512, pattern=PATH_PATTERN,
+                                   description="dot keys and [index] steps, e.g. values.messages[-1]")]
 TtlField = Annotated[Minutes | ThreadTtl, expected("a number of minutes or {strategy, ttl}")]
 
 
@@ -107,7 +111,7 @@ class ThreadSearch(ThreadCount):
     sort_by: ThreadSortBy | None = None
     sort_order: SortOrder | None = None
     select: StrList | None = None
-    extract: JsonObject | None = None
+    extract: Annotated[dict[ExtractAlias, ExtractPath], Field(max_length=MAX_EXTRACT_PATHS)] | None = None
 
 
 class ThreadPrune(RequestModel):
@@ -189,6 +193,7 @@ class Thread(ResponseModel):
     values: Any = None
     interrupts: dict[str, list[Interrupt]] | None = None
     error: Any = None
+    extracted: JsonObject | None = None
 
 
 ThreadFields = partial(Thread)
