@@ -836,6 +836,12 @@ def measure_case(wl: Workload, case: Case, repeat: int):
     return walls, cpus, result, {}
 
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import workloads_shapes  # noqa: E402  (more shapes, registered into this module's registry)
+
+workloads_shapes.register(sys.modules[__name__])
+
+
 def worker_main(argv=None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--worker", required=True)
