@@ -19,6 +19,7 @@ from stepgraph.server.graphs import GraphRegistry
 from stepgraph.server.hosts import HostCheckMiddleware, allowed_hosts_for
 from stepgraph.server.request_limits import RequestLimitError, RequestLimits
 from stepgraph.server.routes import all_routes
+from stepgraph.server.runtime.crons import CronScheduler
 from stepgraph.server.runtime.eventlog import MemoryEventLog
 from stepgraph.server.runtime.executor import RunExecutor
 from stepgraph.server.runtime.limits import LimitError, RuntimeLimits
@@ -69,6 +70,8 @@ def create_app(settings: ServerSettings, *, registry: GraphRegistry | None = Non
             await ctx.service.recover()
             ctx.ttl_sweeper = TtlSweeper(ctx, settings.thread_ttl)
             ctx.ttl_sweeper.start()
+            ctx.cron_scheduler = CronScheduler(ctx)
+            ctx.cron_scheduler.start()
             app.state.ctx = ctx
             for note in settings.notes:
                 logger.info("%s", note)
@@ -77,6 +80,7 @@ def create_app(settings: ServerSettings, *, registry: GraphRegistry | None = Non
             try:
                 yield
             finally:
+                await ctx.cron_scheduler.stop()
                 await ctx.ttl_sweeper.stop()
                 await ctx.queue.shutdown()
                 ctx.thread_logs.close_all()

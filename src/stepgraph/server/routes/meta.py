@@ -38,7 +38,7 @@ async def info(request: Request) -> Response:
         "version": server_version(),
         "langgraph_py_version": server_version(),
         "runtime": "stepgraph",
-        "flags": {"assistants": True, "crons": False, "langsmith": False, "langsmith_tracing_replicas": False},
+        "flags": {"assistants": True, "crons": True, "langsmith": False, "langsmith_tracing_replicas": False},
         "host": {"kind": "self-hosted", "project_id": None, "host_revision_id": None, "revision_id": None,
                  "tenant_id": None},
         "graphs": ctx.registry.ids,

@@ -225,6 +225,7 @@ class RunService:
             await asyncio.gather(*(j.done.wait() for j in active))
         await self.ctx.backend.saver.adelete_thread(thread_id)
         await self.ctx.runs.delete_thread(thread_id)
+        await self.ctx.crons.delete_thread(thread_id)
         await self.ctx.threads.delete(thread_id)
         self.ctx.thread_logs.discard(thread_id)
 
