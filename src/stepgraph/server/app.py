@@ -23,6 +23,7 @@ from stepgraph.server.runtime.crons import CronScheduler
 from stepgraph.server.runtime.eventlog import MemoryEventLog
 from stepgraph.server.runtime.executor import RunExecutor
 from stepgraph.server.runtime.limits import LimitError, RuntimeLimits
+from stepgraph.server.runtime.metrics import RunMetrics
 from stepgraph.server.runtime.queue import LocalRunQueue
 from stepgraph.server.runtime.service import RunService
 from stepgraph.server.runtime.threadlog import ThreadLogs
@@ -66,6 +67,7 @@ def create_app(settings: ServerSettings, *, registry: GraphRegistry | None = Non
             ctx.queue = LocalRunQueue(executor, executor.cancel_pending, n_jobs=settings.n_jobs,
                                       finished_bytes=limits.finished_runs_bytes)
             ctx.service = RunService(ctx)
+            ctx.metrics = RunMetrics(ctx.queue.active, settings.n_jobs)
             await ctx.assistants.ensure_system()
             await ctx.service.recover()
             ctx.ttl_sweeper = TtlSweeper(ctx, settings.thread_ttl)

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from stepgraph.server.runtime.crons import CronScheduler
     from stepgraph.server.runtime.eventlog import EventLog
     from stepgraph.server.runtime.limits import RuntimeLimits
+    from stepgraph.server.runtime.metrics import RunMetrics
     from stepgraph.server.runtime.queue import RunQueue
     from stepgraph.server.runtime.service import RunService
     from stepgraph.server.runtime.threadlog import ThreadLogs
@@ -47,6 +48,7 @@ class ServerContext:
         self.queue: RunQueue
         self.service: RunService
         self.ttl_sweeper: TtlSweeper
+        self.metrics: RunMetrics
         self.authorizer: Any = None
         """The ``server.auth.Authorizer`` when the config has ``auth`` (else ``None``)."""
 

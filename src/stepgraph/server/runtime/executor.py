@@ -112,6 +112,9 @@ class RunExecutor:
             proto = ProtocolEmitter(ctx.thread_logs.open(job.thread_id), job.run_id, graph_id)
         status, error, graph = "success", None, None
         watch: ThreadWatch | None = None
+        metrics = getattr(ctx, "metrics", None)
+        if metrics is not None:
+            metrics.run_started(job.run_id, graph_id, max(job.not_before, job.submitted_at))
         try:
             job.status = "running"
             await ctx.runs.set_status(job.run_id, "running")
@@ -187,6 +190,7 @@ class RunExecutor:
             if proto is not None:
                 proto.finish(status, error)
             ctx.events.close(job.run_id)
+            self._count_finished(job, status)
         webhook = job.run["kwargs"].get("webhook")
         if webhook:
             task = asyncio.get_running_loop().create_task(deliver_webhook(ctx, webhook, job))
@@ -212,7 +216,13 @@ class RunExecutor:
             else:
                 await ctx.runs.set_status(job.run_id, "interrupted")
             job.status = "interrupted"
+            self._count_finished(job, "interrupted")
             if job.temporary:
                 await ctx.service.delete_thread_data(job.thread_id, keep_job=job)
         finally:
             ctx.events.close(job.run_id)
+
+    def _count_finished(self, job: RunJob, status: str) -> None:
+        metrics = getattr(self.ctx, "metrics", None)
+        if metrics is not None:
+            metrics.run_finished(job.run_id, str((job.run.get("metadata") or {}).get("graph_id")), status)

@@ -101,6 +101,9 @@ class RunService:
         log = self.ctx.events.open(run["run_id"], resumable=bool(run["kwargs"].get("resumable")))
         log.append("metadata", dumps({"run_id": run["run_id"], "attempt": int(run.get("_attempt") or 1)}))
         job = RunJob(run=run, log=log, temporary=temporary)
+        metrics = getattr(self.ctx, "metrics", None)
+        if metrics is not None:
+            metrics.run_created(str((run.get("metadata") or {}).get("graph_id")))
         self.ctx.queue.submit(job)
         return job
 
