@@ -50,7 +50,8 @@ async def test_search_sort_and_count(two_stores: tuple[Any, Any]) -> None:
     daily = await crons.create(_create(schedule="0 0 * * *", end_time=ends), assistant_id=A1, thread_id="t1")
     ids = lambda found: [c["cron_id"] for c in found[0]]  # noqa: E731
     by_next = await crons.search(validate(CronSearch, {"sort_by": "next_run_date", "sort_order": "asc"}))
-    assert ids(by_next) == [hourly["cron_id"], daily["cron_id"], yearly["cron_id"]]
+    expected = sorted([hourly, daily, yearly], key=lambda c: (c["next_run_date"], c["cron_id"]))  # ties by id
+    assert ids(by_next) == [c["cron_id"] for c in expected]
     assert ids(await crons.search(validate(CronSearch, {"assistant_id": A1, "sort_by": "end_time",
                                                         "sort_order": "desc"}))) == \
         [yearly["cron_id"], daily["cron_id"]]  # no end time sorts first when descending

@@ -91,14 +91,15 @@ def test_search_count_sort_select(client: Any) -> None:
     thread = client.threads.create()
     tid = thread["thread_id"]
     early = client.crons.create_for_thread(tid, "simple", schedule="0 0 1 1 *", metadata={"tag": "s"})
-    late = client.crons.create_for_thread(tid, "simple", schedule="0 0 1 1 *", metadata={"tag": "s"},
+    late = client.crons.create_for_thread(tid, "simple", schedule="0 0 2 1 *", metadata={"tag": "s"},
                                           end_time=datetime.now(UTC) + timedelta(days=3000), enabled=False)
     hourly = client.crons.create("simple", schedule="0 * * * *", metadata={"tag": "s"})
     found = client.crons.search(thread_id=tid)
     assert [c["cron_id"] for c in found] == [late["cron_id"], early["cron_id"]]  # newest first
+    soonest_first = sorted([hourly, early, late], key=lambda c: (c["next_run_date"], c["cron_id"]))
+    assert soonest_first[-1] is late  # (ties, as hourly and early on 31 December, go by id)
     assert [c["cron_id"] for c in client.crons.search(metadata={"tag": "s"}, sort_by="next_run_date",
-                                                      sort_order="asc")] == \
-        [hourly["cron_id"], early["cron_id"], late["cron_id"]]
+                                                      sort_order="asc")] == [c["cron_id"] for c in soonest_first]
     assert [c["cron_id"] for c in client.crons.search(thread_id=tid, enabled=False)] == [late["cron_id"]]
     assert client.crons.count(metadata={"tag": "s"}) == 3
     assert client.crons.count(thread_id=tid) == 2
@@ -169,16 +170,18 @@ def test_stateless_cron_makes_a_thread_per_firing(server: RunningServer, client:
     kept = client.crons.create("simple", schedule="0 0 1 1 *", input={"value": "k"}, on_run_completed="keep")
     dropped = client.crons.create("simple", schedule="0 0 1 1 *", input={"value": "d"})
     due = _when(kept["next_run_date"])
-    _tick(server, due + timedelta(seconds=1))
+    started = _tick(server, due + timedelta(seconds=1))
+    jobs = {server.ctx.queue.job(r).run["metadata"]["cron_id"]: server.ctx.queue.job(r) for r in started}
+    assert {kept["cron_id"], dropped["cron_id"]} <= set(jobs)
     deadline = time.monotonic() + 20
-    while True:
-        kept_threads = client.threads.search(metadata={"cron_id": kept["cron_id"]})
-        dropped_threads = client.threads.search(metadata={"cron_id": dropped["cron_id"]})
-        if kept_threads and kept_threads[0]["status"] == "idle" and not dropped_threads:
-            break
-        assert time.monotonic() < deadline, (kept_threads, dropped_threads)
+    while not all(jobs[c["cron_id"]].done.is_set() for c in (kept, dropped)):
+        assert time.monotonic() < deadline
         time.sleep(0.05)
+    assert jobs[kept["cron_id"]].thread_id != jobs[dropped["cron_id"]].thread_id
+    kept_threads = client.threads.search(metadata={"cron_id": kept["cron_id"]})
+    assert [t["thread_id"] for t in kept_threads] == [jobs[kept["cron_id"]].thread_id]
     assert kept_threads[0]["values"]["value"] == "kab"
+    assert client.threads.search(metadata={"cron_id": dropped["cron_id"]}) == []  # deleted after its run
     _tick(server, due.replace(year=due.year + 1) + timedelta(seconds=1))
     deadline = time.monotonic() + 20
     while len(client.threads.search(metadata={"cron_id": kept["cron_id"]})) < 2:

@@ -208,10 +208,7 @@ class Crons:
         """Take the firing due in ``doc``: its next run date moves past ``now`` in the same
         statement that checks no one else moved it. Whether this caller won the firing."""
         expected = doc.get("next_run_date")
-        end_time = _utc(doc.get("end_time"))
-        due = _utc(expected)
         claimed = dict(doc)
-        claimed["next_run_date"] = utc_text(next_run(doc["schedule"], doc.get("timezone"), now, end_time))
-        if due is not None and end_time is not None and due > end_time:  # pragma: no cover - never stored
-            return False
+        claimed["next_run_date"] = utc_text(next_run(doc["schedule"], doc.get("timezone"), now,
+                                                     _utc(doc.get("end_time"))))
         return await self.docs.swap(KIND, doc["cron_id"], claimed, column=_NEXT, expected=expected)
