@@ -149,6 +149,15 @@ def test_delete_and_thread_delete(client: Any, http: Any) -> None:
     assert http.get(f"/runs/crons/{on_thread['cron_id']}").status_code == 404
 
 
+def test_deleting_an_assistant_deletes_its_crons(client: Any, http: Any) -> None:
+    assistant = client.assistants.create("simple")
+    cron = client.crons.create(assistant["assistant_id"], schedule="0 0 1 1 *")
+    other = client.crons.create("simple", schedule="0 0 1 1 *")
+    client.assistants.delete(assistant["assistant_id"])
+    assert http.get(f"/runs/crons/{cron['cron_id']}").status_code == 404
+    assert http.get(f"/runs/crons/{other['cron_id']}").status_code == 200
+
+
 def test_due_thread_cron_fires_once_on_its_thread(server: RunningServer, client: Any) -> None:
     thread = client.threads.create()
     cron = client.crons.create_for_thread(thread["thread_id"], "simple", schedule="0 0 1 1 *",

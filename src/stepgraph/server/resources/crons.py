@@ -179,6 +179,11 @@ class Crons:
         await self.get(cron_id, access)
         await self.docs.delete(KIND, cron_id)
 
+    async def delete_for_assistant(self, assistant_id: str) -> int:
+        """Delete the crons of a deleted assistant."""
+        found = await self.docs.query(KIND, DocQuery(graph_id=assistant_id, fields=frozenset({"cron_id"})))
+        return sum([await self.docs.delete(KIND, d["cron_id"]) for d in found])
+
     async def delete_thread(self, thread_id: str) -> int:
         """Delete the crons of a deleted thread."""
         return await self.docs.delete_for_thread(KIND, thread_id)

@@ -145,6 +145,7 @@ async def delete(request: Request, query: DeleteAssistantQuery) -> Response:
     aid = request.path_params["assistant_id"]
     access = await authorize(request, "assistants", "delete", {"assistant_id": aid})
     await ctx.assistants.delete(aid, access)
+    await ctx.crons.delete_for_assistant(aid)
     if query.delete_threads:
         for thread_id in await ctx.threads.ids(metadata={"assistant_id": aid}):
             allowed = await authorize(request, "threads", "delete", {"thread_id": thread_id})
