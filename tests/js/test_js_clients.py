@@ -5,6 +5,7 @@ subprocess on a free loopback port, hosting ``examples/stepgraph.json`` (the con
 graphs plus ``chat_hitl``) on a temporary SQLite file:
 
 * ``sdk_check.mjs``: ``@langchain/langgraph-sdk`` (classic runs API and v3 thread streams);
+* ``crons_check.mjs``: the same SDK's ``client.crons``;
 * ``agui_check.mjs``: CopilotKit's ``@ag-ui/langgraph``;
 * ``browser_check.mjs``: a Vite page with both ``useStream`` hooks in headless Debian
   Chromium (``/usr/bin/chromium`` or ``CHROMIUM_PATH``); screenshots go to ``artifacts/``.
@@ -52,6 +53,12 @@ def js_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """``stepgraph serve`` on loopback for this module's checks; yields its URL."""
     with serve(tmp_path_factory.mktemp("js-server")) as url:
         yield url
+
+
+@pytest.mark.timeout(120)
+def test_js_sdk_crons(node_ready: str, js_server: str) -> None:
+    """The JS SDK's crons client: create (thread, stateless), search, count, update, delete."""
+    run_check(node_ready, "crons_check.mjs", js_server, timeout=110)
 
 
 @pytest.mark.timeout(300)

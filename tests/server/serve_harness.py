@@ -36,14 +36,17 @@ def _command(command: str) -> list[str]:
 
 @contextmanager
 def serve_config(config: Path, tmp: Path, *, database_url: str | None = None,
-                 command: str = "serve") -> Iterator[tuple[str, Path]]:
-    """``stepgraph <command> --config config`` on loopback; yields ``(url, log file)``."""
+                 command: str = "serve", args: tuple[str, ...] = (),
+                 env: dict[str, str] | None = None) -> Iterator[tuple[str, Path]]:
+    """``stepgraph <command> --config config [args]`` on loopback (``env`` added to the
+    environment); yields ``(url, log file)``."""
     port = _free_port()
     cmd = [*_command(command), "--config", str(config), "--host", "127.0.0.1", "--port", str(port),
-           "--database-url", database_url or str(tmp / "db.sqlite"), "--log-level", "info"]
+           "--database-url", database_url or str(tmp / "db.sqlite"), "--log-level", "info", *args]
     log_path = tmp / f"server-{port}.log"
     with log_path.open("wb") as log:
-        proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, start_new_session=True, cwd=tmp)
+        proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, start_new_session=True, cwd=tmp,
+                                env={**os.environ, **env} if env else None)
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 40

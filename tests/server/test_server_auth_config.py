@@ -320,7 +320,7 @@ def test_a_default_deny_handler_closes_every_route(tmp_path: Path) -> None:
                 if not isinstance(route, Route) or route.path in PUBLIC_PATHS:
                     continue
                 path = route.path.replace("{namespace:path}", "ns")
-                for name in ("thread_id", "run_id", "assistant_id", "checkpoint_id"):
+                for name in ("thread_id", "run_id", "assistant_id", "checkpoint_id", "cron_id"):
                     path = path.replace("{" + name + "}", "2f0e7d8e-0000-4000-8000-000000000001")
                 for method in sorted((route.methods or set()) - {"HEAD"}):
                     # A body valid for the route (validation comes before authorization, as on
@@ -328,7 +328,7 @@ def test_a_default_deny_handler_closes_every_route(tmp_path: Path) -> None:
                     body: Any = {
                         "assistant_id": "whoami", "graph_id": "whoami", "thread_ids": ["x"], "namespace": ["a"],
                         "key": "k", "value": {}, "checkpoint": {}, "id": 1, "method": "run.start",
-                        "params": {"assistant_id": "whoami"}, "channels": ["values"]}
+                        "params": {"assistant_id": "whoami"}, "channels": ["values"], "schedule": "* * * * *"}
                     if path == "/runs/batch":
                         body = [{"assistant_id": "whoami"}]
                     elif path == "/runs/cancel":

@@ -432,7 +432,11 @@ def test_compact_values_and_callback_events() -> None:
     out += cb.feed((), "messages", ({"type": "AIMessageChunk", "id": "m", "content": "a"}, {"langgraph_node": "n"}))
     out += cb.feed((), "tasks", {"id": "t1", "name": "n", "error": None, "result": {"x": 2}, "interrupts": []})
     out += cb.end({"x": 2})
-    assert [e["event"] for e in out] == ["on_chain_start", "on_chain_start", "on_chat_model_start",
-                                         "on_chat_model_stream", "on_chat_model_end", "on_chain_end", "on_chain_end"]
+    assert [(e["event"], e["name"]) for e in out] == [
+        ("on_chain_start", "g"), ("on_chain_start", "n"), ("on_chat_model_start", "ChatModel"),
+        ("on_chat_model_stream", "ChatModel"), ("on_chat_model_end", "ChatModel"), ("on_chain_stream", "n"),
+        ("on_chain_end", "n"), ("on_chain_stream", "g"), ("on_chain_end", "g")]
+    assert out[5]["data"] == {"chunk": {"x": 2}} and out[5]["run_id"] == "t1"
+    assert out[7]["data"] == {"chunk": {"n": {"x": 2}}} and out[7]["run_id"] == "run-1"
     assert out[3]["data"]["chunk"]["response_metadata"] == {}
     assert out[4]["data"]["output"]["content"] == "a"

@@ -19,9 +19,11 @@ from stepgraph.server.graphs import GraphRegistry
 from stepgraph.server.hosts import HostCheckMiddleware, allowed_hosts_for
 from stepgraph.server.request_limits import RequestLimitError, RequestLimits
 from stepgraph.server.routes import all_routes
+from stepgraph.server.runtime.crons import CronScheduler
 from stepgraph.server.runtime.eventlog import MemoryEventLog
 from stepgraph.server.runtime.executor import RunExecutor
 from stepgraph.server.runtime.limits import LimitError, RuntimeLimits
+from stepgraph.server.runtime.metrics import RunMetrics
 from stepgraph.server.runtime.queue import LocalRunQueue
 from stepgraph.server.runtime.service import RunService
 from stepgraph.server.runtime.threadlog import ThreadLogs
@@ -65,10 +67,13 @@ def create_app(settings: ServerSettings, *, registry: GraphRegistry | None = Non
             ctx.queue = LocalRunQueue(executor, executor.cancel_pending, n_jobs=settings.n_jobs,
                                       finished_bytes=limits.finished_runs_bytes)
             ctx.service = RunService(ctx)
+            ctx.metrics = RunMetrics(ctx.queue.active, settings.n_jobs)
             await ctx.assistants.ensure_system()
             await ctx.service.recover()
             ctx.ttl_sweeper = TtlSweeper(ctx, settings.thread_ttl)
             ctx.ttl_sweeper.start()
+            ctx.cron_scheduler = CronScheduler(ctx)
+            ctx.cron_scheduler.start()
             app.state.ctx = ctx
             for note in settings.notes:
                 logger.info("%s", note)
@@ -77,6 +82,7 @@ def create_app(settings: ServerSettings, *, registry: GraphRegistry | None = Non
             try:
                 yield
             finally:
+                await ctx.cron_scheduler.stop()
                 await ctx.ttl_sweeper.stop()
                 await ctx.queue.shutdown()
                 ctx.thread_logs.close_all()

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import logging
 import sys
 from collections.abc import Sequence
 
@@ -28,6 +27,8 @@ def build_parser() -> argparse.ArgumentParser:
                             "(default .stepgraph/stepgraph.sqlite next to the config)")
         p.add_argument("--n-jobs-per-worker", type=int, default=10, help="runs executed at once (default 10)")
         p.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
+        p.add_argument("--log-format", default=None, choices=["text", "json"],
+                       help="text (default) or one JSON object per line (also LOG_JSON=true, as on LangGraph)")
         p.add_argument("--allowed-hosts", default=None, metavar="HOST[,HOST...]",
                        help="Host header names to accept besides localhost, 127.0.0.1 and [::1], any "
                             "port (DNS-rebinding defence; '*.example.com' for subdomains, '*' for any). "
@@ -50,7 +51,10 @@ def run_cli(argv: Sequence[str]) -> int:
     if args.command is None:
         parser.print_help()
         return 2
-    logging.basicConfig(level=args.log_level.upper(), format="%(levelname)s:     %(message)s")
+    from stepgraph.server.logjson import configure_logging, log_format_from_env
+
+    log_format = args.log_format or log_format_from_env()
+    configure_logging(args.log_level, log_format)
     hosts = [h for h in args.allowed_hosts.split(",") if h.strip()] if args.allowed_hosts else None
     try:
         settings = load_settings(find_config(args.config), host=args.host, port=args.port,
@@ -71,8 +75,9 @@ def run_cli(argv: Sequence[str]) -> int:
     db = settings.database_url or str(settings.default_db_path)
     print(f"stepgraph {args.command}: http://{settings.host}:{settings.port}  "
           f"(graphs: {', '.join(settings.graphs)}; database: {_redact(db)})", flush=True)
+    extra = {"log_config": None} if log_format == "json" else {}
     uvicorn.run(app, host=settings.host, port=settings.port, log_level=args.log_level, access_log=False,
-                timeout_graceful_shutdown=5)
+                timeout_graceful_shutdown=5, **extra)
     return 0
 
 

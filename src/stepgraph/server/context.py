@@ -7,14 +7,17 @@ from typing import TYPE_CHECKING, Any
 
 from stepgraph.server.errors import ApiError
 from stepgraph.server.resources import Assistants, Runs, Threads
+from stepgraph.server.resources.crons import Crons
 from stepgraph.server.serde import jsonable
 from stepgraph.server.snapshots import interrupts_by_task
 from stepgraph.server.util import now_iso
 
 if TYPE_CHECKING:
     from stepgraph.server.graphs import GraphRegistry
+    from stepgraph.server.runtime.crons import CronScheduler
     from stepgraph.server.runtime.eventlog import EventLog
     from stepgraph.server.runtime.limits import RuntimeLimits
+    from stepgraph.server.runtime.metrics import RunMetrics
     from stepgraph.server.runtime.queue import RunQueue
     from stepgraph.server.runtime.service import RunService
     from stepgraph.server.runtime.threadlog import ThreadLogs
@@ -37,12 +40,15 @@ class ServerContext:
         self.assistants = Assistants(backend.docs, registry)
         self.threads = Threads(backend.docs, settings.thread_ttl)
         self.runs = Runs(backend.docs)
+        self.crons = Crons(backend.docs)
+        self.cron_scheduler: CronScheduler
         self.limits: RuntimeLimits
         self.events: EventLog
         self.thread_logs: ThreadLogs
         self.queue: RunQueue
         self.service: RunService
         self.ttl_sweeper: TtlSweeper
+        self.metrics: RunMetrics
         self.authorizer: Any = None
         """The ``server.auth.Authorizer`` when the config has ``auth`` (else ``None``)."""
 

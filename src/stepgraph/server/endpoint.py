@@ -36,7 +36,8 @@ class Operation:
     the success response (``ok=None``: no content). ``errors``: other statuses it may answer
     (400, 422 always, 413 with a body); ``error_models``: ``(status, type)`` pairs for error
     bodies that are not ``{"detail": ...}``. ``headers``: request headers it reads.
-    ``path_doc``: ``(name, type)`` pairs documenting a path parameter more narrowly than its
+    ``alt_media``: ``(media type, JSON schema)`` pairs of other success bodies (chosen by a
+    query parameter). ``path_doc``: ``(name, type)`` pairs documenting a path parameter more narrowly than its
     validation (the handler checks it, with LangGraph's own message).
     """
 
@@ -51,6 +52,7 @@ class Operation:
     response_headers: tuple[tuple[str, str], ...] = ()
     error_models: tuple[tuple[int, Any], ...] = ()
     path_doc: tuple[tuple[str, Any], ...] = ()
+    alt_media: tuple[tuple[str, dict[str, Any]], ...] = ()
 
 
 def operation(**declared: Any) -> Callable[[Handler], Handler]:

@@ -97,6 +97,8 @@ def _responses(spec: Operation, rendered: dict[Any, Any], keys: dict[str, Any]) 
     ok: dict[str, Any] = {"description": _STATUS_TEXT.get(spec.status, "Success")}
     if "ok" in keys:
         ok["content"] = {spec.media: {"schema": rendered[keys["ok"]]}}
+        for media, schema in spec.alt_media:
+            ok["content"][media] = {"schema": schema}
     if spec.response_headers:
         ok["headers"] = {name: {"description": text, "schema": {"type": "string"}}
                          for name, text in spec.response_headers}

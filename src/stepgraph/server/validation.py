@@ -33,6 +33,7 @@ PATH_PARAMS: dict[str, Any] = {
     "thread_id": Id,
     "assistant_id": Id,
     "run_id": Uuid,
+    "cron_id": Uuid,
     "checkpoint_id": Annotated[CheckpointId, Field(min_length=1)],
     "namespace": NAMESPACE_PATH,
 }

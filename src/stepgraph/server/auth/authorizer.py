@@ -180,7 +180,4 @@ def load_authorizer(config: AuthConfig, base_dir: Path, *, dev: bool = False) ->
         raise _config_error(f"the Auth object at {config.path} has no @auth.authenticate handler")
     params = _wanted_params(obj._authenticate_handler, config.path)
     _warn_uncovered(obj, config.path)
-    if any(r == "crons" for r, _ in obj._handlers):
-        logger.info("auth %s has crons handlers; this server has no cron endpoints, so they never run",
-                    config.path)
     return Authorizer(obj, config, params, studio=dev and not config.disable_studio_auth)

@@ -1,4 +1,11 @@
-"""Assistants: a graph id plus config, context and metadata; one system assistant per graph."""
+"""Assistants: a graph id plus config, context and metadata; one system assistant per graph.
+
+Every version is kept: creating an assistant stores version 1, each ``PATCH`` stores the
+next (records of kind ``assistant_version``, keyed ``<assistant_id>:<version>`` and grouped
+by the assistant id in the ``thread_id`` column, their metadata searchable), and
+``POST /assistants/{id}/latest`` makes a stored version the assistant's current one again
+(without making a new version, as on LangGraph).
+"""
 
 from __future__ import annotations
 
@@ -25,6 +32,12 @@ if TYPE_CHECKING:
 __all__ = ["Assistants"]
 
 KIND = "assistant"
+VERSION_KIND = "assistant_version"
+_VERSION_FIELDS = ("assistant_id", "graph_id", "config", "context", "metadata", "name", "description", "version")
+
+
+def _version_doc(doc: dict[str, Any], created_at: str) -> dict[str, Any]:
+    return {**{k: doc.get(k) for k in _VERSION_FIELDS}, "created_at": created_at}
 
 
 def _mirror_context(config: dict[str, Any], context: dict[str, Any] | None) -> dict[str, Any]:
@@ -80,6 +93,7 @@ class Assistants:
             "description": req.description, "version": 1, "created_at": now, "updated_at": now,
         }
         if await self.docs.insert(KIND, aid, doc):
+            await self._keep_version(doc, now)
             return doc
         if req.if_exists == "do_nothing":
             existing = await self.docs.get(KIND, aid, access=access)
@@ -151,15 +165,18 @@ class Assistants:
 
     async def patch(self, assistant_id: str, req: AssistantPatch, access: AccessFilter | None = None,
                     ) -> dict[str, Any]:
-        """``PATCH /assistants/{id}``: change graph, config, context, metadata, name, description."""
-        await self.get(assistant_id, access)
+        """``PATCH /assistants/{id}``: change graph, config, context, metadata, name, description.
+
+        The result is a new version (the highest stored plus one); the old one stays stored."""
         graph_id = req.graph_id
         if graph_id is not None:
             self._check_graph(graph_id)
         config, context, metadata = as_dict(req.config), req.context, req.metadata
         name, description = req.name, req.description
 
-        def change(doc: dict[str, Any]) -> None:
+        async def change(doc: dict[str, Any]) -> None:
+            stored = await self.docs.list(VERSION_KIND, thread_id=assistant_id)
+            top = max([int(d.get("version") or 0) for d in stored] + [int(doc.get("version") or 1)])
             if graph_id is not None:
                 doc["graph_id"] = graph_id
             if config is not None:
@@ -173,7 +190,47 @@ class Assistants:
                 doc["name"] = name
             if description is not None:
                 doc["description"] = description
-            doc["version"] = int(doc.get("version") or 1) + 1
+            doc["version"] = top + 1
+            doc["updated_at"] = now_iso()
+
+        current = await self.get(assistant_id, access)
+        await self._keep_version(current, current.get("updated_at") or now_iso(), replace=False)
+        updated = await self.docs.update(KIND, assistant_id, change)
+        if updated is None:
+            raise ApiError(404, f"Assistant '{assistant_id}' not found.")
+        await self._keep_version(updated, updated["updated_at"])
+        return updated
+
+    async def _keep_version(self, doc: dict[str, Any], created_at: str, *, replace: bool = True) -> None:
+        version_id = f"{doc['assistant_id']}:{int(doc.get('version') or 1)}"
+        record = _version_doc(doc, created_at)
+        if replace:
+            await self.docs.put(VERSION_KIND, version_id, record, thread_id=doc["assistant_id"])
+        else:  # an assistant stored before versions were kept: its current version, once
+            await self.docs.insert(VERSION_KIND, version_id, record, thread_id=doc["assistant_id"])
+
+    async def versions(self, assistant_id: str, *, metadata: dict[str, Any] | None = None, limit: int = 10,
+                       offset: int = 0, access: AccessFilter | None = None) -> list[dict[str, Any]]:
+        """``POST /assistants/{id}/versions``: its versions, newest first (``metadata`` filters)."""
+        current = await self.get(assistant_id, access)
+        await self._keep_version(current, current.get("updated_at") or now_iso(), replace=False)
+        found = await self.docs.query(VERSION_KIND, DocQuery(thread_id=assistant_id, metadata=metadata or None,
+                                                             limit=None, offset=0))
+        found.sort(key=lambda d: int(d.get("version") or 0), reverse=True)
+        return found[offset:offset + limit]
+
+    async def set_latest(self, assistant_id: str, version: int, access: AccessFilter | None = None,
+                         ) -> dict[str, Any]:
+        """``POST /assistants/{id}/latest``: make ``version`` the current one."""
+        current = await self.get(assistant_id, access)
+        await self._keep_version(current, current.get("updated_at") or now_iso(), replace=False)
+        stored = await self.docs.get(VERSION_KIND, f"{assistant_id}:{version}")
+        if stored is None:
+            raise ApiError(404, f"Version {version} of assistant {assistant_id} not found.")
+
+        def change(doc: dict[str, Any]) -> None:
+            for key in ("graph_id", "config", "context", "metadata", "name", "description", "version"):
+                doc[key] = stored.get(key)
             doc["updated_at"] = now_iso()
 
         updated = await self.docs.update(KIND, assistant_id, change)
@@ -185,3 +242,4 @@ class Assistants:
         """``DELETE /assistants/{id}``."""
         await self.get(assistant_id, access)
         await self.docs.delete(KIND, assistant_id)
+        await self.docs.delete_for_thread(VERSION_KIND, assistant_id)

@@ -10,7 +10,7 @@ from starlette.routing import Route
 
 from stepgraph.server.auth import authorize, authorize_model
 from stepgraph.server.endpoint import operation
-from stepgraph.server.errors import ApiError, json_response
+from stepgraph.server.errors import json_response
 from stepgraph.server.resources.common import pagination_headers
 from stepgraph.server.routes._common import PAGINATION, ctx_of, engine_errors, no_content
 from stepgraph.server.schemas.assistants import (
@@ -21,6 +21,7 @@ from stepgraph.server.schemas.assistants import (
     AssistantLatest,
     AssistantPatch,
     AssistantSearch,
+    AssistantVersion,
     AssistantVersions,
     DeleteAssistantQuery,
     GraphJson,
@@ -144,6 +145,7 @@ async def delete(request: Request, query: DeleteAssistantQuery) -> Response:
     aid = request.path_params["assistant_id"]
     access = await authorize(request, "assistants", "delete", {"assistant_id": aid})
     await ctx.assistants.delete(aid, access)
+    await ctx.crons.delete_for_assistant(aid)
     if query.delete_threads:
         for thread_id in await ctx.threads.ids(metadata={"assistant_id": aid}):
             allowed = await authorize(request, "threads", "delete", {"thread_id": thread_id})
@@ -183,20 +185,26 @@ async def subgraphs(request: Request, query: SubgraphsQuery) -> Response:
     return json_response({name: _schemas(sub, getattr(sub, "name", name) or name) for name, sub in found})
 
 
-@operation(body=AssistantVersions, ok=list[Assistant], errors=(404,), path_doc=_UUID_ONLY)
+@operation(body=AssistantVersions, ok=list[AssistantVersion], errors=(404,), path_doc=_UUID_ONLY)
 async def versions(request: Request, body: AssistantVersions) -> Response:
-    """The assistant's versions (only the current one is kept)."""
-    assistant = await _assistant(request)
-    return json_response([assistant])
+    """The assistant's versions, newest first (``metadata`` filters on each version's metadata)."""
+    aid = request.path_params["assistant_id"]
+    access = await authorize(request, "assistants", "read", {"assistant_id": aid})
+    found = await ctx_of(request).assistants.versions(
+        aid, metadata=body.metadata, limit=body.limit if body.limit is not None else 10,
+        offset=body.offset or 0, access=access)
+    return json_response(found)
 
 
 @operation(body=AssistantLatest, ok=Assistant, errors=(404,), path_doc=_UUID_ONLY)
 async def set_latest(request: Request, body: AssistantLatest) -> Response:
-    """Select the current version (only the current one is kept)."""
-    assistant = await _assistant(request, "update", version=body.version)
-    if body.version not in (None, assistant.get("version")):
-        raise ApiError(404, f"Version {body.version} of assistant {assistant['assistant_id']} not found.")
-    return json_response(assistant)
+    """Make a stored version the assistant's current one."""
+    aid = request.path_params["assistant_id"]
+    access = await authorize(request, "assistants", "update", {"assistant_id": aid, "version": body.version})
+    ctx = ctx_of(request)
+    if body.version is None:
+        return json_response(await ctx.assistants.get(aid, access))
+    return json_response(await ctx.assistants.set_latest(aid, body.version, access))
 
 
 ROUTES = [

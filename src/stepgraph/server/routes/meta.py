@@ -1,17 +1,22 @@
-"""``/ok``, ``/info`` and ``/openapi.json``."""
+"""``/ok``, ``/info``, ``/metrics``, ``/openapi.json`` and ``/docs``."""
 
 from __future__ import annotations
 
+import base64
+import functools
+import hashlib
+import re
+from importlib import resources
 from importlib.metadata import PackageNotFoundError, version
 
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import HTMLResponse, Response
 from starlette.routing import Route
 
 from stepgraph.server.endpoint import operation
 from stepgraph.server.errors import json_response
 from stepgraph.server.schemas.fields import JsonObject
-from stepgraph.server.schemas.meta import Info, Ok
+from stepgraph.server.schemas.meta import Info, MetricsQuery, Ok
 
 __all__ = ["ROUTES", "server_version"]
 
@@ -38,7 +43,7 @@ async def info(request: Request) -> Response:
         "version": server_version(),
         "langgraph_py_version": server_version(),
         "runtime": "stepgraph",
-        "flags": {"assistants": True, "crons": False, "langsmith": False, "langsmith_tracing_replicas": False},
+        "flags": {"assistants": True, "crons": True, "langsmith": False, "langsmith_tracing_replicas": False},
         "host": {"kind": "self-hosted", "project_id": None, "host_revision_id": None, "revision_id": None,
                  "tenant_id": None},
         "graphs": ctx.registry.ids,
@@ -63,8 +68,42 @@ async def openapi(request: Request) -> Response:
     return json_response(state.openapi)
 
 
+@operation(query=MetricsQuery, ok=str, media="text/plain", alt_media=(("application/json", {"type": "object"}),))
+async def metrics(request: Request, query: MetricsQuery) -> Response:
+    """Run metrics: pending, running, finished per graph and status, queue wait and run duration
+    histograms (Prometheus text, or ``?format=json``)."""
+    found = request.app.state.ctx.metrics
+    if query.format == "json":
+        return json_response(found.as_json())
+    from prometheus_client import CONTENT_TYPE_LATEST
+
+    return Response(found.prometheus(), media_type=CONTENT_TYPE_LATEST)
+
+
+@functools.cache
+def _docs_page() -> tuple[bytes, str]:
+    """The API reference page shipped with the package, and its Content-Security-Policy (the
+    page's one inline script by hash; nothing is loaded from elsewhere)."""
+    text = resources.files("stepgraph.server").joinpath("static/docs.html").read_text(encoding="utf-8")
+    script = re.search(r"<script>(.*?)</script>", text, re.S)
+    digest = base64.b64encode(hashlib.sha256((script.group(1) if script else "").encode()).digest()).decode()
+    policy = (f"default-src 'none'; script-src 'sha256-{digest}'; style-src 'unsafe-inline'; "
+              "connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; "
+              "frame-ancestors 'none'")
+    return text.encode(), policy
+
+
+@operation(ok=str, media="text/html")
+async def docs(request: Request) -> Response:
+    """An API reference page rendering ``/openapi.json`` (served locally, no CDN)."""
+    page, policy = _docs_page()
+    return HTMLResponse(page, headers={"Content-Security-Policy": policy, "X-Content-Type-Options": "nosniff"})
+
+
 ROUTES = [
     Route("/ok", ok, methods=["GET"]),
     Route("/info", info, methods=["GET"]),
+    Route("/metrics", metrics, methods=["GET"]),
     Route("/openapi.json", openapi, methods=["GET"]),
+    Route("/docs", docs, methods=["GET"]),
 ]

@@ -28,6 +28,7 @@ from stepgraph.server.auth.guard import with_auth_user
 from stepgraph.server.checkpoints import drop_run_checkpoints
 from stepgraph.server.errors import run_error_payload
 from stepgraph.server.runtime.lcevents import CallbackEvents
+from stepgraph.server.runtime.otel import run_tracing
 from stepgraph.server.runtime.protocol import ENGINE_MODES as PROTOCOL_MODES
 from stepgraph.server.runtime.protocol import ProtocolEmitter, subgraph_names
 from stepgraph.server.runtime.webhooks import deliver_webhook
@@ -111,7 +112,12 @@ class RunExecutor:
         if kw.get("protocol") == "v3":
             proto = ProtocolEmitter(ctx.thread_logs.open(job.thread_id), job.run_id, graph_id)
         status, error, graph = "success", None, None
+        failure: BaseException | None = None
+        tracing = run_tracing(run)
         watch: ThreadWatch | None = None
+        metrics = getattr(ctx, "metrics", None)
+        if metrics is not None:
+            metrics.run_started(job.run_id, graph_id, max(job.not_before, job.submitted_at))
         try:
             job.status = "running"
             await ctx.runs.set_status(job.run_id, "running")
@@ -126,6 +132,8 @@ class RunExecutor:
                 config = {**config, "configurable": configurable}
             graph = await ctx.graph(graph_id, config)
             stream_modes = engine_modes(emitter.wire)
+            if tracing is not None and "tasks" not in stream_modes:
+                stream_modes.append("tasks")  # node spans (the emitter sends only what was asked)
             if proto is not None:
                 proto.subgraph_names = subgraph_names(graph)
                 stream_modes += [m for m in PROTOCOL_MODES if m not in stream_modes]
@@ -140,6 +148,8 @@ class RunExecutor:
             with watch_threads() as watch:
                 async with contextlib.aclosing(stream):
                     async for part in stream:
+                        if tracing is not None:
+                            tracing.feed(part)
                         emitter.handle(part)
                         if proto is not None:
                             proto.handle(part)
@@ -148,10 +158,12 @@ class RunExecutor:
             status = "interrupted"
             await self._stopped(job, watch)
         except Exception as exc:  # noqa: BLE001 - any failure of the graph ends the run
-            status, error = "error", run_error_payload(exc)
+            status, error, failure = "error", run_error_payload(exc), exc
             emitter.emit("error", error)
             if not isinstance(exc, (ValueError, TypeError, KeyError)):
                 logger.info("run %s failed: %s: %s", job.run_id, type(exc).__name__, exc)
+        if tracing is not None:
+            tracing.finish(status, failure)
         finishing = asyncio.ensure_future(self._finish(job, emitter, status, error, graph, proto))
         while not finishing.done():
             with contextlib.suppress(asyncio.CancelledError):
@@ -187,6 +199,7 @@ class RunExecutor:
             if proto is not None:
                 proto.finish(status, error)
             ctx.events.close(job.run_id)
+            self._count_finished(job, status)
         webhook = job.run["kwargs"].get("webhook")
         if webhook:
             task = asyncio.get_running_loop().create_task(deliver_webhook(ctx, webhook, job))
@@ -212,7 +225,13 @@ class RunExecutor:
             else:
                 await ctx.runs.set_status(job.run_id, "interrupted")
             job.status = "interrupted"
+            self._count_finished(job, "interrupted")
             if job.temporary:
                 await ctx.service.delete_thread_data(job.thread_id, keep_job=job)
         finally:
             ctx.events.close(job.run_id)
+
+    def _count_finished(self, job: RunJob, status: str) -> None:
+        metrics = getattr(self.ctx, "metrics", None)
+        if metrics is not None:
+            metrics.run_finished(job.run_id, str((job.run.get("metadata") or {}).get("graph_id")), status)

@@ -4,7 +4,9 @@ LangGraph's server sends ``astream_events`` output in this mode; stepgraph has n
 tracer, so the events are derived from the engine's ``tasks`` and ``messages`` streams:
 
 * ``on_chain_start`` / ``on_chain_end`` for the graph (first and last) and for each node
-  (from its task's start and successful result);
+  (from its task's start and successful result); a node's successful result also gives its
+  ``on_chain_stream`` (``data.chunk``: what it returned) and the graph's ``on_chain_stream``
+  (``data.chunk``: ``{node: result}``, the graph's ``updates`` chunk), as ``astream_events``;
 * ``on_chat_model_start``, one ``on_chat_model_stream`` per chunk (``data.chunk``) and
   ``on_chat_model_end`` (``data.output``, the whole message) for every streamed chat-model
   message; a message ends with its ``chunk_position: "last"`` chunk, or when its node's
@@ -122,8 +124,13 @@ class CallbackEvents:
         self._nodes.pop(task_id, None)
         out = self._end_models(name)
         if payload.get("error") is None and not payload.get("interrupts"):
-            out.append(self._event("on_chain_end", name, task_id, {"output": jsonable(payload.get("result"), stream=True)},
-                                   metadata=self._node_meta(name), parent_ids=[self.run_id]))
+            result = jsonable(payload.get("result"), stream=True)
+            meta = self._node_meta(name)
+            out.append(self._event("on_chain_stream", name, task_id, {"chunk": result}, metadata=meta,
+                                   parent_ids=[self.run_id]))
+            out.append(self._event("on_chain_end", name, task_id, {"output": result}, metadata=meta,
+                                   parent_ids=[self.run_id]))
+            out.append(self._event("on_chain_stream", self.graph_name, self.run_id, {"chunk": {name: result}}))
         return out
 
     def _chunk(self, ns: Namespace, chunk: Any, meta: dict[str, Any]) -> list[dict[str, Any]]:

@@ -57,6 +57,8 @@ class RunJob:
     """What the job holds once finished (set by the queue)."""
     abandoned: bool = False
     """The server stops: the job is cancelled and nothing waits for its threads."""
+    submitted_at: float = field(default_factory=time.time)
+    """When the job was handed to the queue (epoch seconds)."""
 
     @property
     def run_id(self) -> str:

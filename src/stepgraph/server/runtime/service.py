@@ -101,6 +101,9 @@ class RunService:
         log = self.ctx.events.open(run["run_id"], resumable=bool(run["kwargs"].get("resumable")))
         log.append("metadata", dumps({"run_id": run["run_id"], "attempt": int(run.get("_attempt") or 1)}))
         job = RunJob(run=run, log=log, temporary=temporary)
+        metrics = getattr(self.ctx, "metrics", None)
+        if metrics is not None:
+            metrics.run_created(str((run.get("metadata") or {}).get("graph_id")))
         self.ctx.queue.submit(job)
         return job
 
@@ -225,6 +228,7 @@ class RunService:
             await asyncio.gather(*(j.done.wait() for j in active))
         await self.ctx.backend.saver.adelete_thread(thread_id)
         await self.ctx.runs.delete_thread(thread_id)
+        await self.ctx.crons.delete_thread(thread_id)
         await self.ctx.threads.delete(thread_id)
         self.ctx.thread_logs.discard(thread_id)
 

@@ -31,6 +31,7 @@ __all__ = [
     "AssistantLatest",
     "AssistantPatch",
     "AssistantSearch",
+    "AssistantVersion",
     "AssistantVersions",
     "DeleteAssistantQuery",
     "GraphJson",
@@ -87,9 +88,9 @@ class AssistantSearch(AssistantCount):
 
 
 class AssistantVersions(RequestModel):
-    """``POST /assistants/{assistant_id}/versions`` (only the current version is kept)."""
+    """``POST /assistants/{assistant_id}/versions``: a page of versions, newest first."""
 
-    metadata: JsonObject | None = None
+    metadata: SearchFilter | None = None
     limit: Annotated[int, Field(ge=1, le=1000)] | None = None
     offset: Offset | None = None
 
@@ -148,6 +149,20 @@ class Assistant(ResponseModel):
 
 
 AssistantFields = partial(Assistant)
+
+
+class AssistantVersion(ResponseModel):
+    """One stored version of an assistant."""
+
+    assistant_id: str
+    graph_id: str
+    config: JsonObject
+    context: JsonObject
+    metadata: JsonObject
+    name: str
+    description: str | None
+    version: int
+    created_at: datetime
 
 
 class GraphSchema(ResponseModel):

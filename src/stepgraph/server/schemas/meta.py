@@ -6,9 +6,15 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from stepgraph.server.schemas.fields import JsonObject, RequestModel, ResponseModel, SafeStr
+from stepgraph.server.schemas.fields import (
+    JsonObject,
+    QueryModel,
+    RequestModel,
+    ResponseModel,
+    SafeStr,
+)
 
-__all__ = ["EventStreamRequest", "Info", "Ok", "ProtocolCommand", "ProtocolEnvelope", "SseEvent"]
+__all__ = ["EventStreamRequest", "Info", "MetricsQuery", "Ok", "ProtocolCommand", "ProtocolEnvelope", "SseEvent"]
 
 
 class Ok(ResponseModel):
@@ -28,6 +34,12 @@ class Info(ResponseModel):
     host: JsonObject
     graphs: list[str]
     database: str
+
+
+class MetricsQuery(QueryModel):
+    """``GET /metrics?format=``: Prometheus text (the default) or JSON."""
+
+    format: Literal["prometheus", "json"] = "prometheus"
 
 
 class ProtocolCommand(RequestModel):

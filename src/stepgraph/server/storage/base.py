@@ -33,7 +33,7 @@ def decode_doc(text: str | bytes) -> dict[str, Any]:
 
 
 class DocStore(ABC):
-    """Persistent JSON documents keyed by ``(kind, id)``; kinds are assistant, thread, run."""
+    """Persistent JSON documents keyed by ``(kind, id)``; kinds are assistant, thread, run, cron."""
 
     def __init__(self) -> None:
         self._locks: dict[tuple[str, str], tuple[asyncio.Lock, int]] = {}
@@ -57,6 +57,13 @@ class DocStore(ABC):
     @abstractmethod
     async def put(self, kind: str, doc_id: str, doc: dict[str, Any], *, thread_id: str | None = None) -> None:
         """Insert or replace a document."""
+
+    @abstractmethod
+    async def swap(self, kind: str, doc_id: str, doc: dict[str, Any], *, column: str,
+                   expected: str | None) -> bool:
+        """Replace the document only if its indexed ``column`` still holds ``expected``, in one
+        atomic statement; whether it did (a compare-and-swap: of several processes sharing the
+        database, exactly one wins). The document's ``thread_id`` is kept."""
 
     @abstractmethod
     async def delete(self, kind: str, doc_id: str) -> bool:

@@ -1,6 +1,6 @@
 """How a server document is laid out in the ``sg_server_records`` table.
 
-A document (assistant, thread, run) is stored as:
+A document (assistant, thread, run, cron) is stored as:
 
 * indexed columns for what searches filter and sort on: ``status``, ``created_at``,
   ``updated_at``, ``state_updated_at``, ``name``, ``graph_id`` (and ``id``, ``thread_id``);
@@ -24,6 +24,7 @@ from stepgraph.server.serde import dumps, loads
 
 __all__ = [
     "COLUMNS",
+    "CRON_SORT_COLUMNS",
     "LARGE_FIELDS",
     "SORT_COLUMNS",
     "VALUES",
@@ -32,6 +33,7 @@ __all__ = [
     "encode_row",
     "needs_large",
     "needs_values",
+    "sort_column",
 ]
 
 VALUES = "values"
@@ -43,6 +45,29 @@ SORT_COLUMNS = {
     **{c: c for c in COLUMNS},
 }
 """Sortable document field -> column."""
+CRON_COLUMNS = {"status": "enabled", "state_updated_at": "next_run_date", "name": "end_time",
+                "graph_id": "assistant_id"}
+"""A cron's columns: ``status`` holds ``"enabled"``/``"disabled"``, the others the named fields
+(so crons filter on enabled/assistant, sort by next run or end time, and a firing is claimed
+by comparing ``state_updated_at``, its next run date)."""
+CRON_SORT_COLUMNS = {"cron_id": "id", "thread_id": "thread_id", "assistant_id": "graph_id",
+                     "next_run_date": "state_updated_at", "end_time": "name",
+                     "created_at": "created_at", "updated_at": "updated_at"}
+"""Sortable cron field -> column."""
+
+
+def sort_column(kind: str, field: str) -> str:
+    """The column a search of ``kind`` sorts on for document field ``field``."""
+    return CRON_SORT_COLUMNS[field] if kind == "cron" else SORT_COLUMNS[field]
+
+
+def column_values(kind: str, doc: dict[str, Any]) -> tuple[str | None, ...]:
+    """The values of ``COLUMNS`` for ``doc`` (``NULL`` unless a string)."""
+    if kind == "cron":
+        fields = {**{c: doc.get(c) for c in COLUMNS}, **{c: doc.get(f) for c, f in CRON_COLUMNS.items()}}
+        fields["status"] = "enabled" if doc.get("enabled") else "disabled"
+        return tuple(v if isinstance(v, str) else None for v in fields.values())
+    return tuple(doc.get(c) if isinstance(doc.get(c), str) else None for c in COLUMNS)
 
 
 def _text(obj: Any) -> str:
@@ -71,7 +96,7 @@ def encode_row(kind: str, doc_id: str, doc: dict[str, Any], thread_id: str | Non
     metadata = doc.get("metadata")
     return Row(
         kind=kind, id=doc_id, thread_id=thread_id,
-        columns=tuple(doc.get(c) if isinstance(doc.get(c), str) else None for c in COLUMNS),
+        columns=column_values(kind, doc),
         metadata=_text(metadata if isinstance(metadata, dict) else {}),
         doc=_text(small),
         vals=_text(doc[VALUES]) if VALUES in doc else None,

@@ -71,6 +71,16 @@ class SqlDocStore(DocStore):
         row = records.encode_row(kind, doc_id, doc, thread_id)
         await self._exec(self._insert_sql(self._UPSERT), self._row_params(row))
 
+    async def swap(self, kind: str, doc_id: str, doc: dict[str, Any], *, column: str,
+                   expected: str | None) -> bool:
+        row = records.encode_row(kind, doc_id, doc, None)
+        ph = self.dialect.ph
+        sets = ", ".join(f"{c} = {self.metadata_param if c == 'metadata' else ph}" for c in _ALL[3:])
+        cond = f"{column} IS NULL" if expected is None else f"{column} = {ph}"
+        params = self._row_params(row)[3:] + [kind, doc_id] + ([] if expected is None else [expected])
+        return await self._exec(f"UPDATE {TABLE} SET {sets} WHERE kind = {ph} AND id = {ph} AND {cond}",
+                                params) == 1
+
     async def delete(self, kind: str, doc_id: str) -> bool:
         ph = self.dialect.ph
         return await self._exec(f"DELETE FROM {TABLE} WHERE kind = {ph} AND id = {ph}", [kind, doc_id]) > 0
@@ -89,7 +99,7 @@ class SqlDocStore(DocStore):
     async def query(self, kind: str, q: DocQuery) -> list[dict[str, Any]]:
         sel = self.dialect()
         where = sel.where(kind, q)
-        order = sel.order(q)
+        order = sel.order(q, kind)
         ids = [r[0] for r in await self._fetch(
             f"SELECT id FROM {TABLE} WHERE {where} {order} {sel.page(q)}", sel.params)]
         if not ids:

@@ -32,7 +32,7 @@ from stepgraph.server.storage.filters import (
     MetaEq,
     Scalar,
 )
-from stepgraph.server.storage.records import SORT_COLUMNS
+from stepgraph.server.storage.records import sort_column
 
 __all__ = ["PG_NUL", "PostgresQuery", "SqliteQuery", "check_pattern", "pattern_problem", "pg_json"]
 
@@ -159,9 +159,9 @@ class _Query:
             conds.append(self.access(q.access))
         return " AND ".join(conds)
 
-    def order(self, q: DocQuery) -> str:
+    def order(self, q: DocQuery, kind: str = "") -> str:
         """``ORDER BY``: documents without the field last (first when descending), then by id."""
-        column = SORT_COLUMNS[q.sort_by]
+        column = sort_column(kind, q.sort_by)
         way = "DESC" if q.descending else "ASC"
         nulls = f"({column} IS NULL) {way}, " if column != "id" else ""
         return f"ORDER BY {nulls}{column} {way}, id {way}"
