@@ -209,6 +209,10 @@ class Pregel(PregelAPI, StateAPI, EventsAPI):
 
         return self.copy(config=ensure_config(self.config, config, kwargs))
 
+    def map(self) -> _EachInput:
+        """A runnable that runs this graph once per element of a list input (``batch``)."""
+        return _EachInput(self)
+
     def get_context_jsonschema(self) -> dict[str, Any] | None:
         """The JSON schema of the run ``context`` (``None`` without a ``context_schema``)."""
         from stepgraph.graph.jsonschema import schema_json
@@ -246,3 +250,19 @@ class Pregel(PregelAPI, StateAPI, EventsAPI):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(name={self.name!r}, nodes={list(self.nodes)})"
+
+
+class _EachInput:
+    """``Pregel.map()``: ``invoke(list)`` returns one output per element, in order."""
+
+    __slots__ = ("graph", "name")
+
+    def __init__(self, graph: Pregel) -> None:
+        self.graph = graph
+        self.name = f"{graph.name}Each"
+
+    def invoke(self, inputs: Sequence[Any], config: Any = None, **kwargs: Any) -> list[Any]:
+        return self.graph.batch(list(inputs), config, **kwargs)
+
+    async def ainvoke(self, inputs: Sequence[Any], config: Any = None, **kwargs: Any) -> list[Any]:
+        return await self.graph.abatch(list(inputs), config, **kwargs)
