@@ -75,6 +75,37 @@ def test_async_tasks_awaited_in_async_entrypoint(driver):
     assert time.perf_counter() - start < 0.35
 
 
+def test_sync_task_awaited_in_async_code():
+    """A sync task (a function or a callable object) called from async code is awaitable,
+    from the entrypoint and from inside an async task; its update is streamed."""
+
+    @task
+    def double(x: int) -> int:
+        return x * 2
+
+    class Inc:
+        def __call__(self, x: int) -> int:
+            return x + 1
+
+    inc = task(Inc(), name="inc")
+
+    @task
+    async def via_async(x: int) -> int:
+        return await double(x) + 100
+
+    @entrypoint()
+    async def wf(x: int) -> list:
+        return [await double(x), await inc(x), await via_async(x)]
+
+    async def run() -> list:
+        return [c async for c in wf.astream(3, stream_mode="updates")]
+
+    chunks = asyncio.run(run())
+    assert chunks[-1] == {"wf": [6, 4, 106]}
+    assert {"inc": 4} in chunks and {"via_async": 106} in chunks
+    assert chunks.count({"double": 6}) == 2
+
+
 def test_task_updates_stream_parallel(driver):
     """Each parallel task call streams its own {task: result} update before the entrypoint's."""
 

@@ -30,7 +30,8 @@ Traced = tuple[ChildRun, Any] | None
 
 
 class SyncFuture(Future):  # type: ignore[type-arg]
-    """A task call's future; ``result()`` runs the call inline if no worker took it yet."""
+    """A sync task call's future; ``result()`` runs the call inline if no worker took it yet,
+    and async code may ``await`` it."""
 
     def __init__(self, run: Any) -> None:
         super().__init__()
@@ -51,6 +52,12 @@ class SyncFuture(Future):  # type: ignore[type-arg]
     def result(self, timeout: float | None = None) -> Any:
         self.claim_and_run()
         return super().result(timeout)
+
+    def __await__(self) -> Any:
+        """Async code awaits a sync task's call without blocking its event loop."""
+        if not self.done():
+            yield from asyncio.wrap_future(self).__await__()
+        return super().result()
 
 
 def _saved(loop: Any, tid: str) -> tuple[bool, Any, list[Any]]:

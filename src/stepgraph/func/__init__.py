@@ -155,12 +155,37 @@ class entrypoint(Generic[R]):  # noqa: N801 - LangGraph-compatible name
             writers=[_FinalWriter()], retry_policy=policies or None,
             cache_policy=self.cache_policy, timeout=TimeoutPolicy.coerce(self.timeout), name=name,
         )
+        input_type, output_type, save_type = _io_types(func, params[0].name)
         graph = Pregel(
             nodes={name: node},
-            channels={START: EphemeralValue(Any), END: LastValue(Any), PREVIOUS: LastValue(Any)},
+            channels={START: EphemeralValue(input_type), END: LastValue(output_type),
+                      PREVIOUS: LastValue(save_type)},
             input_channels=START, output_channels=END, stream_channels=END,
             stream_mode="updates", checkpointer=self.checkpointer, store=self.store,
             cache=self.cache, context_schema=self.context_schema, name="LangGraph",
         )
         graph.is_async_entrypoint = is_async_callable(func)  # type: ignore[attr-defined]
         return graph
+
+
+def _io_types(func: Callable[..., Any], first: str) -> tuple[Any, Any, Any]:
+    """(input, output, saved) types of an entrypoint from its annotations: the first
+    parameter's, and the return type (``entrypoint.final[V, S]`` gives ``V`` and ``S``)."""
+    import typing
+
+    try:
+        hints = typing.get_type_hints(func)
+    except Exception:  # unresolvable string annotations: use what resolves
+        hints = {k: v for k, v in getattr(func, "__annotations__", {}).items()
+                 if not isinstance(v, str)}
+    input_type = hints.get(first, Any)
+    returned = hints.get("return", Any)
+    if returned is entrypoint.final:
+        return input_type, Any, Any
+    if typing.get_origin(returned) is entrypoint.final:
+        args = typing.get_args(returned)
+        if len(args) != 2:
+            raise TypeError("Annotate both the returned and the saved value, e.g. "
+                            "`-> entrypoint.final[int, str]` returns an int and saves a str.")
+        return input_type, args[0], args[1]
+    return input_type, returned, returned

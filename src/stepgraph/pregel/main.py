@@ -17,6 +17,7 @@ from stepgraph.engine.node import NodeBuilder, PregelNode
 from stepgraph.errors import GraphDefinitionError
 from stepgraph.pregel.api import PregelAPI
 from stepgraph.pregel.events_api import EventsAPI
+from stepgraph.pregel.schemas import SchemaAPI
 from stepgraph.pregel.state import StateAPI
 from stepgraph.pregel.validate import validate_pregel
 
@@ -27,7 +28,7 @@ _STATIC_KINDS = ("LastValue", "BinaryOperatorAggregate", "NamedBarrierValue", "U
 _FINISH_KINDS = ("LastValueAfterFinish", "NamedBarrierValueAfterFinish")
 
 
-class Pregel(PregelAPI, StateAPI, EventsAPI):
+class Pregel(PregelAPI, StateAPI, EventsAPI, SchemaAPI):
     """A graph runtime built from channels and nodes (what ``StateGraph.compile`` returns).
 
     Use ``invoke``/``stream`` (and ``ainvoke``/``astream``) to run it.
@@ -212,28 +213,6 @@ class Pregel(PregelAPI, StateAPI, EventsAPI):
     def map(self) -> _EachInput:
         """A runnable that runs this graph once per element of a list input (``batch``)."""
         return _EachInput(self)
-
-    def get_context_jsonschema(self) -> dict[str, Any] | None:
-        """The JSON schema of the run ``context`` (``None`` without a ``context_schema``)."""
-        from stepgraph.graph.jsonschema import schema_json
-
-        return None if self.context_schema is None else schema_json(self.context_schema)
-
-    def config_schema(self, *, include: Sequence[str] | None = None) -> Any:
-        """Deprecated: the ``context_schema`` (see ``get_context_jsonschema``)."""
-        from stepgraph.warnings import LangGraphDeprecatedSinceV10, deprecated_since
-
-        deprecated_since(LangGraphDeprecatedSinceV10, "`config_schema` is deprecated. Use "
-                         "`get_context_jsonschema` for the relevant schema instead.")
-        return self.context_schema
-
-    def get_config_jsonschema(self, *, include: Sequence[str] | None = None) -> dict[str, Any] | None:
-        """Deprecated: ``get_context_jsonschema()``."""
-        from stepgraph.warnings import LangGraphDeprecatedSinceV10, deprecated_since
-
-        deprecated_since(LangGraphDeprecatedSinceV10, "`get_config_jsonschema` is deprecated. "
-                         "Use `get_context_jsonschema` instead.")
-        return self.get_context_jsonschema()
 
     def get_graph(self, config: Any = None, *, xray: bool | int = False) -> Any:
         """A drawable ``stepgraph.draw.Graph`` (``draw_mermaid()``, ``draw_ascii()``, ``to_json()``).
