@@ -303,32 +303,43 @@ def test_interrupts_in_two_tasks_resumed_one_by_one(driver, saver):
 
 
 def test_task_timeout_is_enforced(driver):
-    """A task call that outlives its ``timeout`` fails its caller with ``NodeTimeoutError``;
-    one that finishes in time returns its value (sync tasks too, a stepgraph extension)."""
+    """An async task call that outlives its ``timeout`` fails its caller with
+    ``NodeTimeoutError``; one that finishes in time returns its value."""
     from stepgraph.errors import NodeTimeoutError
     from stepgraph.types import TimeoutPolicy
 
-    if driver.is_async:
+    @task(timeout=TimeoutPolicy(run_timeout=0.05))
+    async def slow(x: float) -> float:
+        await asyncio.sleep(x)
+        return x
 
-        @task(timeout=TimeoutPolicy(run_timeout=0.05))
-        async def slow(x: int) -> int:
-            await asyncio.sleep(x)
-            return x
+    @entrypoint()
+    async def wf(x: float) -> float:
+        return await slow(x)
 
-        @entrypoint()
-        async def wf(x: float) -> float:
-            return await slow(x)
-    else:
-
-        @task(timeout=TimeoutPolicy(run_timeout=0.05))
-        def slow(x: float) -> float:
-            time.sleep(x)
-            return x
-
-        @entrypoint()
-        def wf(x: float) -> float:
-            return slow(x).result()
+    def run(x: float) -> float:
+        return driver.invoke(wf, x) if driver.is_async else asyncio.run(wf.ainvoke(x))
 
     with pytest.raises(NodeTimeoutError):
-        driver.invoke(wf, 0.5)
-    assert driver.invoke(wf, 0) == 0
+        run(0.5)
+    assert run(0) == 0
+
+
+def test_timeout_on_sync_task_or_entrypoint_is_refused():
+    """A sync task or entrypoint cannot be timed out: declaring one with a timeout raises."""
+    from stepgraph.types import TimeoutPolicy
+
+    with pytest.raises(ValueError, match="Task 'sync_task' is sync"):
+
+        @task(timeout=TimeoutPolicy(idle_timeout=0.05))
+        def sync_task(x: int) -> int:
+            return x
+
+    with pytest.raises(ValueError, match="Node 'sync_wf' is sync"):
+
+        @entrypoint(timeout=1.0)
+        def sync_wf(x: int) -> int:
+            return x
+
+    with pytest.raises(ValueError, match="greater than 0"):
+        task(timeout=0)

@@ -191,11 +191,11 @@ def _run_sync(sub: Task, traced: Traced = None) -> Any:
 
 
 def _attempt_sync(sub: Task) -> Any:
-    if sub.timeout is None:
-        return _call_sync(sub)
-    from stepgraph.engine.runner import with_timeout_sync
+    if sub.timeout is not None:  # refused when the task was declared
+        from stepgraph.engine.timeout_support import sync_timeout_error
 
-    return with_timeout_sync(sub, sub.timeout, _call_sync)
+        raise sync_timeout_error(sub.name, "Task")
+    return _call_sync(sub)
 
 
 def _traced_sync(sub: Task, run: ChildRun, caller_config: Any) -> Any:

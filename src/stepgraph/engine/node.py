@@ -135,6 +135,10 @@ class PregelNode:
         else:
             self.retry_policy = (retry_policy,)  # type: ignore[assignment]
         self.cache_policy = cache_policy
+        if timeout is not None:
+            from stepgraph.types import TimeoutPolicy
+
+            timeout = TimeoutPolicy.coerce(timeout)
         self.timeout = timeout
         self.metadata = metadata or {}
         self.tags = list(tags or ())
