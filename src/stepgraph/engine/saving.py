@@ -8,6 +8,8 @@ pays nothing for durability.
 
 from __future__ import annotations
 
+import functools
+import inspect
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -206,8 +208,10 @@ def perform_sync(saver: Any, ops: list[Op]) -> None:
     for op in ops:
         if op[0] == "put":
             saver.put(op[1], op[2], op[3], op[4])
-        else:
+        elif _takes_task_path(type(saver), "put_writes"):
             saver.put_writes(op[1], op[2], op[3], op[4])
+        else:  # a custom saver written to the older (config, writes, task_id) signature
+            saver.put_writes(op[1], op[2], op[3])
 
 
 async def perform_async(saver: Any, ops: list[Op]) -> None:
@@ -221,8 +225,23 @@ async def perform_async(saver: Any, ops: list[Op]) -> None:
     for op in ops:
         if op[0] == "put":
             await saver.aput(op[1], op[2], op[3], op[4])
-        else:
+        elif _takes_task_path(type(saver), "aput_writes"):
             await saver.aput_writes(op[1], op[2], op[3], op[4])
+        else:
+            await saver.aput_writes(op[1], op[2], op[3])
+
+
+@functools.lru_cache(maxsize=128)
+def _takes_task_path(cls: type, method: str) -> bool:
+    """Whether ``cls.method`` accepts a fourth positional argument (``task_path``)."""
+    try:
+        params = list(inspect.signature(getattr(cls, method)).parameters.values())
+    except (TypeError, ValueError):
+        return True
+    if any(p.kind == p.VAR_POSITIONAL for p in params):
+        return True
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    return len(positional) >= 5  # self, config, writes, task_id, task_path
 
 
 __all__ = ["NULL_TASK_ID", "SaveOps", "StepgraphError", "perform_async", "perform_sync"]
