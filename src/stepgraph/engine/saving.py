@@ -13,7 +13,7 @@ import inspect
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from stepgraph.constants import MISSING, NULL_TASK_ID
+from stepgraph.constants import MISSING, NULL_TASK_ID, TASKS
 from stepgraph.engine.timetravel import ancestors
 from stepgraph.errors import StepgraphError
 
@@ -27,7 +27,7 @@ class SaveOps:
     """Pending saver calls of one run, in the order they must happen."""
 
     __slots__ = ("loop", "ops", "saved_versions", "parent_id", "enabled", "needs_checkpoint",
-                 "loaded_id", "whole_delta")
+                 "loaded_id", "whole_delta", "_untracked")
 
     def __init__(self, loop: RunLoop) -> None:
         self.loop = loop
@@ -40,6 +40,7 @@ class SaveOps:
         """The checkpoint the run started from (the parent of what ``durability="exit"`` stores)."""
         self.whole_delta = False
         """The next checkpoint stores every delta key whole (its writes cannot rebuild it)."""
+        self._untracked: frozenset[str] | None = None
 
     def restored(self, saved: Any) -> None:
         self.loaded_id = saved.checkpoint.get("id")
@@ -122,6 +123,8 @@ class SaveOps:
         if loop.delta_keys:
             values.update(self._delta_values(whole_delta or self.whole_delta))
             self.whole_delta = False
+        if TASKS in values and self.untracked:
+            values[TASKS] = [_without_untracked(v, self.untracked) for v in values[TASKS]]
         return {
             "v": 4,
             "id": loop.checkpoint_id,
@@ -152,7 +155,22 @@ class SaveOps:
         loop = self.loop
         if not loop.checkpoint_id:
             return
+        if self.untracked:  # never stored: neither the writes nor inside a Send's argument
+            untracked = self.untracked
+            writes = [(c, _without_untracked(v, untracked) if c == TASKS else v)
+                      for c, v in writes if c not in untracked]
         self.ops.append(("put_writes", self._config(loop.checkpoint_id), list(writes), task_id, path))
+
+    @property
+    def untracked(self) -> frozenset[str]:
+        """The graph's ``UntrackedValue`` channels (whose values are never stored)."""
+        if self._untracked is None:
+            from stepgraph.channels.untracked_value import UntrackedValue
+
+            self._untracked = frozenset(
+                k for k, ch in self.loop.graph.channels.items() if isinstance(ch, UntrackedValue)
+            )
+        return self._untracked
 
     def interrupted(self) -> None:
         """The step stopped on ``interrupt()``: its finished writes are already queued."""
@@ -193,6 +211,18 @@ def _config_metadata(config: Any) -> dict[str, Any]:
             if isinstance(v, (str, int, float, bool)):
                 out[k] = v.replace("\x00", "") if isinstance(v, str) else v
     return out
+
+
+def _without_untracked(packet: Any, untracked: frozenset[str]) -> Any:
+    """A ``Send`` whose dict argument no longer has the untracked keys (top level only)."""
+    from stepgraph.types import Send
+
+    if not isinstance(packet, Send) or not isinstance(packet.arg, dict):
+        return packet
+    if not any(k in untracked for k in packet.arg):
+        return packet
+    arg = {k: v for k, v in packet.arg.items() if k not in untracked}
+    return Send(packet.node, arg, timeout=packet.timeout)
 
 
 def perform_sync(saver: Any, ops: list[Op]) -> None:
