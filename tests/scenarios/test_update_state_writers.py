@@ -1,4 +1,5 @@
-"""``update_state(past_config, None)``: a new checkpoint that runs the same step again."""
+"""``update_state`` runs ``as_node``'s writers: ``None`` as ``__start__`` re-runs a step, and
+an async router is awaited by ``aupdate_state``."""
 
 from __future__ import annotations
 
@@ -42,3 +43,30 @@ def test_update_with_none_after_start_reruns_the_first_node(driver, saver):
         updated = app.update_state(target.config, None)
     assert app.get_state(updated).next == ("one",)
     assert driver.invoke(app, None, updated) == {"items": ["one", "two"]}
+
+
+def test_aupdate_state_awaits_an_async_router(saver):
+    """``aupdate_state(..., as_node=n)`` where ``n`` has an async conditional edge awaits the
+    router on the updated state; the next step is where it routes."""
+    seen = []
+
+    async def route(state: S) -> str:
+        seen.append(list(state["items"]))
+        return "b"
+
+    g = StateGraph(S)
+    g.add_node("a", lambda s: {"items": ["a"]})
+    g.add_node("b", lambda s: {"items": ["b"]})
+    g.add_edge(START, "a")
+    g.add_conditional_edges("a", route, ["b"])
+    app = g.compile(checkpointer=saver, interrupt_after=["a"])
+    config = cfg()
+
+    async def run():
+        await app.ainvoke({"items": []}, config)
+        await app.aupdate_state(config, {"items": ["x"]}, as_node="a")
+        state = await app.aget_state(config)
+        return state.next, await app.ainvoke(None, config)
+
+    assert asyncio.run(run()) == (("b",), {"items": ["a", "x", "b"]})
+    assert seen == [["a"], ["a", "x"]]
