@@ -343,3 +343,36 @@ def test_timeout_on_sync_task_or_entrypoint_is_refused():
 
     with pytest.raises(ValueError, match="greater than 0"):
         task(timeout=0)
+
+
+def test_task_updates_stream_while_the_entrypoint_runs(driver):
+    """An entrypoint's stream yields each task's update as it finishes: the consumer sees
+    the first update before the workflow goes on (it waits for the consumer's signal)."""
+    import threading
+
+    seen_first = threading.Event()
+    waited = []
+
+    @task
+    def step(n: int) -> int:
+        return n
+
+    @entrypoint()
+    def wf(x: int) -> int:
+        step(1).result()
+        waited.append(seen_first.wait(timeout=5))
+        return step(2).result()
+
+    if driver.is_async:
+
+        async def consume():
+            async for chunk in wf.astream(0):
+                if chunk == {"step": 1}:
+                    seen_first.set()
+
+        asyncio.run(consume())
+    else:
+        for chunk in wf.stream(0):
+            if chunk == {"step": 1}:
+                seen_first.set()
+    assert waited == [True]

@@ -167,7 +167,8 @@ class entrypoint(Generic[R]):  # noqa: N801 - LangGraph-compatible name
             channels={START: EphemeralValue(input_type), END: LastValue(output_type),
                       PREVIOUS: LastValue(save_type)},
             input_channels=START, output_channels=END, stream_channels=END,
-            stream_mode="updates", checkpointer=self.checkpointer, store=self.store,
+            stream_mode="updates", stream_eager=True, checkpointer=self.checkpointer,
+            store=self.store,
             cache=self.cache, context_schema=self.context_schema, name="LangGraph",
         )
         graph.is_async_entrypoint = is_async_callable(func)  # type: ignore[attr-defined]

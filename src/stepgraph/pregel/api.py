@@ -106,7 +106,7 @@ class PregelAPI:
             loop.parent_task = parent
         if tracing_requested(config):
             loop.tracer = RunTracer(loop)
-        live = bool({"custom", "messages"} & mode_set) and parent is None
+        live = (bool({"custom", "messages"} & mode_set) or self.stream_eager) and parent is None
         return _Run(loop, single, subgraphs, version, live)
 
     # -- sync ---------------------------------------------------------------------------------

@@ -106,6 +106,8 @@ class Pregel(PregelAPI, StateAPI, EventsAPI, SchemaAPI):
         self.config = config
         self.name = name
         self.step_timeout = step_timeout
+        self.stream_eager = stream_eager
+        """Stream parts as tasks produce them, not after each step (entrypoints do)."""
         self.managed: dict[str, Any] = {}
         self._trigger_to_nodes = dict(trigger_to_nodes) if trigger_to_nodes else None
         self._kinds: tuple[tuple[str, ...], tuple[str, ...]] | None = None
