@@ -51,6 +51,24 @@ def ensure_config(*configs: Mapping[str, Any] | None) -> RunnableConfig:
     return out  # type: ignore[return-value]
 
 
+METADATA_FROM_CONFIGURABLE = (
+    "thread_id", "checkpoint_id", "checkpoint_ns", "task_id", "run_id", "assistant_id", "graph_id",
+)
+"""``configurable`` keys LangGraph copies into a run's ``metadata`` when it starts."""
+
+
+def with_run_metadata(config: RunnableConfig) -> RunnableConfig:
+    """``config`` whose ``metadata`` also has the ``METADATA_FROM_CONFIGURABLE`` values the
+    caller gave (those it does not have yet), so streamed and traced metadata carry them."""
+    configurable = config.get("configurable") or {}
+    metadata = config.get("metadata") or {}
+    extra = {k: v for k in METADATA_FROM_CONFIGURABLE
+             if k not in metadata and (v := configurable.get(k))}
+    if not extra:
+        return config
+    return {**config, "metadata": {**metadata, **extra}}  # type: ignore[typeddict-item]
+
+
 def get_config() -> RunnableConfig:
     """The config of the task that is running now.
 

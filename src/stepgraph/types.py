@@ -78,7 +78,7 @@ class Send:
     def __init__(self, /, node: str, arg: Any, *, timeout: Any = None) -> None:
         self.node = node
         self.arg = arg
-        self.timeout = timeout
+        self.timeout = TimeoutPolicy.coerce(timeout)
 
     def __hash__(self) -> int:
         return hash((self.node, self.arg, self.timeout))
@@ -286,15 +286,25 @@ class TimeoutPolicy:
     refresh_on: Literal["auto", "heartbeat"] = "auto"
 
     def __post_init__(self) -> None:
+        from datetime import timedelta
+
         for name in ("run_timeout", "idle_timeout"):
             value = getattr(self, name)
+            if isinstance(value, timedelta):  # stored as seconds
+                value = value.total_seconds()
+                object.__setattr__(self, name, value)
             if value is not None and value <= 0:
                 raise ValueError(f"{name} must be greater than 0")
 
     @classmethod
-    def coerce(cls, value: float | TimeoutPolicy | None) -> TimeoutPolicy | None:
+    def coerce(cls, value: Any) -> TimeoutPolicy | None:
+        """A policy from seconds (a number or a ``timedelta``: the run timeout) or a policy."""
+        from datetime import timedelta
+
         if value is None or isinstance(value, TimeoutPolicy):
             return value
+        if isinstance(value, timedelta):
+            return cls(run_timeout=value)
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise TypeError(f"timeout must be a number or TimeoutPolicy, got {value!r}")
         return cls(run_timeout=float(value))

@@ -75,6 +75,37 @@ def test_async_tasks_awaited_in_async_entrypoint(driver):
     assert time.perf_counter() - start < 0.35
 
 
+def test_sync_task_awaited_in_async_code():
+    """A sync task (a function or a callable object) called from async code is awaitable,
+    from the entrypoint and from inside an async task; its update is streamed."""
+
+    @task
+    def double(x: int) -> int:
+        return x * 2
+
+    class Inc:
+        def __call__(self, x: int) -> int:
+            return x + 1
+
+    inc = task(Inc(), name="inc")
+
+    @task
+    async def via_async(x: int) -> int:
+        return await double(x) + 100
+
+    @entrypoint()
+    async def wf(x: int) -> list:
+        return [await double(x), await inc(x), await via_async(x)]
+
+    async def run() -> list:
+        return [c async for c in wf.astream(3, stream_mode="updates")]
+
+    chunks = asyncio.run(run())
+    assert chunks[-1] == {"wf": [6, 4, 106]}
+    assert {"inc": 4} in chunks and {"via_async": 106} in chunks
+    assert chunks.count({"double": 6}) == 2
+
+
 def test_task_updates_stream_parallel(driver):
     """Each parallel task call streams its own {task: result} update before the entrypoint's."""
 
@@ -272,32 +303,76 @@ def test_interrupts_in_two_tasks_resumed_one_by_one(driver, saver):
 
 
 def test_task_timeout_is_enforced(driver):
-    """A task call that outlives its ``timeout`` fails its caller with ``NodeTimeoutError``;
-    one that finishes in time returns its value (sync tasks too, a stepgraph extension)."""
+    """An async task call that outlives its ``timeout`` fails its caller with
+    ``NodeTimeoutError``; one that finishes in time returns its value."""
     from stepgraph.errors import NodeTimeoutError
     from stepgraph.types import TimeoutPolicy
 
-    if driver.is_async:
+    @task(timeout=TimeoutPolicy(run_timeout=0.05))
+    async def slow(x: float) -> float:
+        await asyncio.sleep(x)
+        return x
 
-        @task(timeout=TimeoutPolicy(run_timeout=0.05))
-        async def slow(x: int) -> int:
-            await asyncio.sleep(x)
-            return x
+    @entrypoint()
+    async def wf(x: float) -> float:
+        return await slow(x)
 
-        @entrypoint()
-        async def wf(x: float) -> float:
-            return await slow(x)
-    else:
-
-        @task(timeout=TimeoutPolicy(run_timeout=0.05))
-        def slow(x: float) -> float:
-            time.sleep(x)
-            return x
-
-        @entrypoint()
-        def wf(x: float) -> float:
-            return slow(x).result()
+    def run(x: float) -> float:
+        return driver.invoke(wf, x) if driver.is_async else asyncio.run(wf.ainvoke(x))
 
     with pytest.raises(NodeTimeoutError):
-        driver.invoke(wf, 0.5)
-    assert driver.invoke(wf, 0) == 0
+        run(0.5)
+    assert run(0) == 0
+
+
+def test_timeout_on_sync_task_or_entrypoint_is_refused():
+    """A sync task or entrypoint cannot be timed out: declaring one with a timeout raises."""
+    from stepgraph.types import TimeoutPolicy
+
+    with pytest.raises(ValueError, match="Task 'sync_task' is sync"):
+
+        @task(timeout=TimeoutPolicy(idle_timeout=0.05))
+        def sync_task(x: int) -> int:
+            return x
+
+    with pytest.raises(ValueError, match="Node 'sync_wf' is sync"):
+
+        @entrypoint(timeout=1.0)
+        def sync_wf(x: int) -> int:
+            return x
+
+    with pytest.raises(ValueError, match="greater than 0"):
+        task(timeout=0)
+
+
+def test_task_updates_stream_while_the_entrypoint_runs(driver):
+    """An entrypoint's stream yields each task's update as it finishes: the consumer sees
+    the first update before the workflow goes on (it waits for the consumer's signal)."""
+    import threading
+
+    seen_first = threading.Event()
+    waited = []
+
+    @task
+    def step(n: int) -> int:
+        return n
+
+    @entrypoint()
+    def wf(x: int) -> int:
+        step(1).result()
+        waited.append(seen_first.wait(timeout=5))
+        return step(2).result()
+
+    if driver.is_async:
+
+        async def consume():
+            async for chunk in wf.astream(0):
+                if chunk == {"step": 1}:
+                    seen_first.set()
+
+        asyncio.run(consume())
+    else:
+        for chunk in wf.stream(0):
+            if chunk == {"step": 1}:
+                seen_first.set()
+    assert waited == [True]

@@ -731,3 +731,18 @@ def test_push_message_outside_a_node_raises():
     """push_message needs a running node."""
     with pytest.raises(RuntimeError):
         push_message(AIMessage("x", id="x1"))
+
+
+def test_run_coordinates_from_configurable_reach_message_metadata(driver):
+    """The caller's ``thread_id``, ``checkpoint_id``, ``checkpoint_ns``, ``task_id``,
+    ``run_id``, ``assistant_id`` and ``graph_id`` are copied into the messages' metadata;
+    other configurable values (secrets, settings) are not."""
+    g = StateGraph(MessagesState)
+    g.add_node("n", lambda s: {"messages": HumanMessage(content="hi")})
+    g.add_edge(START, "n")
+    ids = {"thread_id": "th", "checkpoint_id": "c1", "checkpoint_ns": "ns1", "task_id": "t1",
+           "run_id": "r1", "assistant_id": "a1", "graph_id": "g1"}
+    config = {"configurable": {**ids, "api_key": "secret", "setting": {"x": 1}}}
+    [(_, meta)] = driver.stream(g.compile(), {"messages": []}, config, stream_mode="messages")
+    assert {k: meta.get(k) for k in ids} == ids
+    assert "api_key" not in meta and "setting" not in meta

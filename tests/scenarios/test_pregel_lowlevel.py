@@ -229,3 +229,60 @@ def test_pregel_chain_of_do_steps(driver):
         output_channels="b",
     )
     assert driver.invoke(app, 1) == 20
+
+
+def test_mock_body_is_called_as_a_function(driver):
+    """A callable that answers every attribute (a ``Mock``) is called, not ``invoke``d."""
+    from unittest.mock import Mock
+
+    add_one = Mock(side_effect=lambda x: x + 1)
+    first = NodeBuilder().subscribe_only("a").do(add_one).write_to("b")
+    second = NodeBuilder().subscribe_only("b").do(add_one).write_to("c")
+    app = Pregel(
+        nodes={"first": first, "second": second},
+        channels={"a": LastValue(int), "b": LastValue(int), "c": LastValue(int)},
+        input_channels="a",
+        output_channels="c",
+    )
+    assert driver.invoke(app, 2) == 4
+    assert [c.args for c in add_one.call_args_list] == [(2,), (3,)]
+
+
+def test_object_with_invoke_methods_is_invoked(driver):
+    """An object whose class has ``invoke``/``ainvoke`` is run through them."""
+
+    class Doubler:
+        def __call__(self, x):
+            raise AssertionError("must be invoked, not called")
+
+        def invoke(self, x, config=None):
+            return x * 2
+
+        async def ainvoke(self, x, config=None):
+            return x * 2
+
+    node = NodeBuilder().subscribe_only("a").do(Doubler()).write_to("b")
+    app = Pregel(nodes={"n": node}, channels={"a": LastValue(int), "b": LastValue(int)},
+                 input_channels="a", output_channels="b")
+    assert driver.invoke(app, 4) == 8
+
+
+def test_map_runs_a_graph_per_element(driver):
+    """``Pregel.map()`` is a node body that runs the graph once per list element."""
+    inner = Pregel(
+        nodes={"inc": NodeBuilder().subscribe_only("x").do(lambda x: x + 1).write_to("y")},
+        channels={"x": LastValue(int), "y": LastValue(int)},
+        input_channels="x",
+        output_channels="y",
+    )
+    outer = Pregel(
+        nodes={
+            "each": NodeBuilder().subscribe_only("xs").do(inner.map()).write_to("ys"),
+            "total": NodeBuilder().subscribe_only("ys").do(sum).write_to("out"),
+        },
+        channels={"xs": LastValue(list), "ys": LastValue(list), "out": LastValue(int)},
+        input_channels="xs",
+        output_channels="out",
+    )
+    assert driver.invoke(outer, [1, 2, 3]) == 9
+    assert inner.map().invoke([5, 6]) == [6, 7]

@@ -172,20 +172,40 @@ def test_timeout_is_retried_with_policy(driver):
     assert len(calls) == 2
 
 
-@pytest.mark.stepgraph_only
-def test_sync_node_timeout(driver):
-    """stepgraph also times out sync nodes (LangGraph rejects timeout= on a sync node)."""
+def test_sync_node_timeout_is_refused_at_compile():
+    """A timeout on a sync node is refused when the graph compiles (a thread cannot be
+    cancelled); an async node may have one."""
 
     def slow(state: S) -> dict:
-        time.sleep(0.4)
         return {"a": 1}
 
-    start = time.perf_counter()
-    with pytest.raises(NodeTimeoutError) as info:
-        driver.invoke(_one(slow, timeout=0.05), {"a": 0})
-    assert time.perf_counter() - start < 0.35
-    assert info.value.node == "node"
-    assert info.value.code == "SG305"
+    with pytest.raises(ValueError, match="only supported for async nodes") as info:
+        _one(slow, timeout=0.05)
+    assert "'node' is sync" in str(info.value)
+
+    async def fine(state: S) -> dict:
+        return {"a": 1}
+
+    _one(fine, timeout=0.05)
+
+
+def test_send_timeout_to_a_sync_node_fails_the_run(driver):
+    """A ``Send(timeout=...)`` to a sync node cannot be checked at compile time: the run
+    fails with the same error when the task starts."""
+    from stepgraph.types import Send
+
+    calls = []
+
+    def work(state: S) -> dict:
+        calls.append(1)
+        return {"a": 1}
+
+    g = StateGraph(S)
+    g.add_node("work", work)
+    g.add_conditional_edges(START, lambda s: [Send("work", s, timeout=1.0)])
+    with pytest.raises(ValueError, match="'work' is sync"):
+        driver.invoke(g.compile(), {"a": 0})
+    assert calls == []
 
 
 def test_parallel_sync_nodes_run_concurrently(driver):

@@ -89,3 +89,24 @@ def test_unsupported_version_raises() -> None:
     """version='v3' is not supported by stream_events."""
     with pytest.raises(NotImplementedError):
         list(_chain().stream_events({"x": 1}, version="v3"))
+
+
+@pytest.mark.parametrize("driver", ["sync", "async"])
+def test_events_of_a_checkpointed_workflow(driver: str) -> None:
+    """With a checkpointer the run's checkpoint records are not node events."""
+    from stepgraph.checkpoint.memory import InMemorySaver
+    from stepgraph.func import entrypoint
+
+    @entrypoint(checkpointer=InMemorySaver())
+    def wf(x: int) -> int:
+        return x + 1
+
+    events = _collect(wf, 1, driver, config={"configurable": {"thread_id": "1"}})
+    assert [(e["event"], e["name"]) for e in events] == [
+        ("on_chain_start", "LangGraph"),
+        ("on_chain_start", "wf"),
+        ("on_chain_stream", "wf"),
+        ("on_chain_end", "wf"),
+        ("on_chain_stream", "LangGraph"),
+        ("on_chain_end", "LangGraph"),
+    ]

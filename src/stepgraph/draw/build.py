@@ -67,7 +67,48 @@ def _from_builder(compiled: Any, builder: Any) -> Graph:
         elif spec.ends:
             raw.update((name, target, True, None) for target in spec.ends)
     _add_edges(graph, [], raw)
+    targets = {t for _, t, _, _ in raw}
+    if END not in targets and not (targets - {s for s, _, _, _ in raw}):
+        last = _last_step_sources(builder, raw)
+        if len(last) == 1:  # a graph that never ends: LangGraph marks its last step's node
+            _link(graph, set(), next(iter(last)), END, None, True)
     return graph
+
+
+def _last_step_sources(builder: Any, raw: set[_Raw]) -> set[str]:
+    """The nodes of the last step LangGraph's drawing simulation runs (it stops after 251
+    steps): plain edges fire every step, a node's conditional edges only the first time it
+    runs, and a waiting edge's target once all its sources ran."""
+    plain: dict[str, set[str]] = {}
+    for start, end in builder.edges:
+        plain.setdefault(start, set()).add(end)
+    conditional: dict[str, set[str]] = {}
+    for source, target, is_conditional, _ in raw:
+        if is_conditional and target != END:
+            conditional.setdefault(source, set()).add(target)
+    joins = [(frozenset(starts), end) for starts, end in builder.waiting_edges]
+    arrived: dict[int, set[str]] = {}
+    fired: set[str] = set()
+    tasks, last = {START}, set()
+    for _ in range(251):
+        if not tasks:
+            break
+        last = tasks
+        following: set[str] = set()
+        for name in tasks:
+            following |= plain.get(name, set())
+            if name not in fired:
+                fired.add(name)
+                following |= conditional.get(name, set())
+            for i, (starts, end) in enumerate(joins):
+                if name in starts:
+                    got = arrived.setdefault(i, set())
+                    got.add(name)
+                    if got >= starts:
+                        following.add(end)
+                        got.clear()
+        tasks = following - {END}
+    return last
 
 
 def _metadata(compiled: Any, name: str, base: Any, *, defer: bool, raw: Any) -> dict[str, Any] | None:

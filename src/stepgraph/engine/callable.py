@@ -206,11 +206,20 @@ class RunnableNode:
         return await run_sync_in_thread(self.call, input, task)
 
 
+def _is_runnable(obj: Any) -> bool:
+    """An object to call through ``invoke``: a callable must have ``invoke`` and ``ainvoke``
+    on its class (a ``Mock`` answers every attribute, so it is called as a function)."""
+    if not callable(obj):
+        return hasattr(obj, "invoke")
+    cls = type(obj)
+    return callable(getattr(cls, "invoke", None)) and callable(getattr(cls, "ainvoke", None))
+
+
 def coerce_callable(obj: Any, name: str | None = None) -> NodeFunction | RunnableNode:
     """Wrap a node body: runnables keep their ``invoke``; anything else must be callable."""
     if isinstance(obj, (NodeFunction, RunnableNode)):
         return obj
-    if hasattr(obj, "invoke") and (hasattr(obj, "ainvoke") or not callable(obj)):
+    if _is_runnable(obj):
         return RunnableNode(obj, name)
     if not callable(obj):
         raise GraphDefinitionError(

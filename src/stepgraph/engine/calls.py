@@ -30,7 +30,8 @@ Traced = tuple[ChildRun, Any] | None
 
 
 class SyncFuture(Future):  # type: ignore[type-arg]
-    """A task call's future; ``result()`` runs the call inline if no worker took it yet."""
+    """A sync task call's future; ``result()`` runs the call inline if no worker took it yet,
+    and async code may ``await`` it."""
 
     def __init__(self, run: Any) -> None:
         super().__init__()
@@ -51,6 +52,12 @@ class SyncFuture(Future):  # type: ignore[type-arg]
     def result(self, timeout: float | None = None) -> Any:
         self.claim_and_run()
         return super().result(timeout)
+
+    def __await__(self) -> Any:
+        """Async code awaits a sync task's call without blocking its event loop."""
+        if not self.done():
+            yield from asyncio.wrap_future(self).__await__()
+        return super().result()
 
 
 def _saved(loop: Any, tid: str) -> tuple[bool, Any, list[Any]]:
@@ -184,11 +191,11 @@ def _run_sync(sub: Task, traced: Traced = None) -> Any:
 
 
 def _attempt_sync(sub: Task) -> Any:
-    if sub.timeout is None:
-        return _call_sync(sub)
-    from stepgraph.engine.runner import with_timeout_sync
+    if sub.timeout is not None:  # refused when the task was declared
+        from stepgraph.engine.timeout_support import sync_timeout_error
 
-    return with_timeout_sync(sub, sub.timeout, _call_sync)
+        raise sync_timeout_error(sub.name, "Task")
+    return _call_sync(sub)
 
 
 def _traced_sync(sub: Task, run: ChildRun, caller_config: Any) -> Any:

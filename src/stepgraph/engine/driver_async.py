@@ -86,7 +86,8 @@ async def _flush(loop: RunLoop, *, final: bool = False) -> None:
 
 async def _run_step(loop: RunLoop, tasks: list[Task], event: asyncio.Event) -> AsyncIterator[StreamPart]:
     sink = loop.sink
-    if len(tasks) == 1 and tasks[0].timeout is None and not ({"custom", "messages"} & sink.modes):
+    eager = loop.graph.stream_eager or bool({"custom", "messages"} & sink.modes)
+    if len(tasks) == 1 and tasks[0].timeout is None and not eager:
         task = tasks[0]
         try:
             await run_task_async(task)

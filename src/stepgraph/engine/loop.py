@@ -69,6 +69,13 @@ def _int_next_version(current: Any, _channel: Any = None) -> int:
     return 1 if current is None else int(current) + 1
 
 
+def _saver_next_version(checkpointer: Any) -> Any:
+    """The saver's ``get_next_version(current, channel)``, called as LangGraph calls it
+    (a custom saver may declare ``channel`` without a default)."""
+    get_next = checkpointer.get_next_version
+    return lambda current: get_next(current, None)
+
+
 class RunLoop:
     """All state of one run of a graph: channels, versions, the current step and its tasks."""
 
@@ -119,7 +126,7 @@ class RunLoop:
         self.recursion_limit: int = limit
         self.retry_policy = graph.retry_policy
         self.next_version = (
-            checkpointer.get_next_version if checkpointer is not None else _int_next_version
+            _int_next_version if checkpointer is None else _saver_next_version(checkpointer)
         )
         self.channels: dict[str, Any] = {}
         self.versions: dict[str, Any] = {}

@@ -135,6 +135,10 @@ class PregelNode:
         else:
             self.retry_policy = (retry_policy,)  # type: ignore[assignment]
         self.cache_policy = cache_policy
+        if timeout is not None:
+            from stepgraph.types import TimeoutPolicy
+
+            timeout = TimeoutPolicy.coerce(timeout)
         self.timeout = timeout
         self.metadata = metadata or {}
         self.tags = list(tags or ())
@@ -150,7 +154,12 @@ class PregelNode:
     def __repr__(self) -> str:
         return f"PregelNode(name={self.name!r}, triggers={self.triggers!r})"
 
-    def copy(self, **changes: Any) -> PregelNode:
+    def copy(self, update: dict[str, Any] | None = None, **changes: Any) -> PregelNode:
+        """A shallow copy with the attributes in ``update`` (and ``changes``) replaced."""
+        changes = {**(update or {}), **changes}
+        unknown = [k for k in changes if k not in PregelNode.__slots__]
+        if unknown:
+            raise TypeError(f"PregelNode has no attribute(s) {unknown}")
         new = object.__new__(PregelNode)
         for slot in PregelNode.__slots__:
             setattr(new, slot, getattr(self, slot))

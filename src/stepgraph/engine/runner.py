@@ -1,13 +1,12 @@
 """Running one task: its body, then its writers, with retries and timeouts (sync and async).
 
-Both drivers call these. The body runs under the timeout; writers (which turn the output
-into writes and may call routers) run after it, in the caller, so an abandoned timed-out
-thread can never add writes to a task.
+Both drivers call these. An async body runs under its timeout (sync bodies cannot be
+cancelled, so a timeout on one is refused, see ``engine/timeout_support.py``); writers
+(which turn the output into writes and may call routers) run after the body.
 """
 
 from __future__ import annotations
 
-import contextvars
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -61,9 +60,12 @@ def _attempt_sync(task: Task) -> None:
 
 
 def _run_body_sync(task: Task) -> Any:
-    policy = task.timeout
+    if task.timeout is not None:  # refused at compile time; a Send(timeout=) can still ask
+        from stepgraph.engine.timeout_support import sync_timeout_error
+
+        raise sync_timeout_error(task.name)
     try:
-        return _body_sync(task) if policy is None else with_timeout_sync(task, policy)
+        return _body_sync(task)
     except ParentCommand as exc:
         return parent_command_value(exc)
     finally:
@@ -86,24 +88,6 @@ def _traced_sync(task: Task, traced: ChildRun) -> None:
     finally:
         traced.close()
         reset_current_task(token)
-
-
-def with_timeout_sync(task: Task, policy: Any, body: Any = None) -> Any:
-    """Run ``body(task)`` (the node's body by default) on the pool under ``policy``."""
-    from concurrent.futures import TimeoutError as FutTimeout
-
-    from stepgraph.engine.pool import shared_pool
-
-    ctx = contextvars.copy_context()
-    start = time.monotonic()
-    task.last_progress = start
-    fut = shared_pool().submit(ctx.run, body or _body_sync, task)
-    while True:
-        wait = _remaining(task, policy, start)
-        try:
-            return fut.result(timeout=max(wait, 0.0))
-        except FutTimeout:
-            _check_expired(task, policy, start)
 
 
 def _remaining(task: Task, policy: Any, start: float) -> float:
@@ -253,6 +237,11 @@ async def _attempt_async(task: Task) -> None:
 
 async def _run_body_async(task: Task) -> Any:
     policy = task.timeout
+    if policy is not None:
+        from stepgraph.engine.timeout_support import natively_async, sync_timeout_error
+
+        if not all(natively_async(step) for step in task.node.bound):
+            raise sync_timeout_error(task.name)
     try:
         return await (_body_async(task) if policy is None else with_timeout_async(task, policy))
     except ParentCommand as exc:

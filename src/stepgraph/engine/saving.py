@@ -8,10 +8,12 @@ pays nothing for durability.
 
 from __future__ import annotations
 
+import functools
+import inspect
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from stepgraph.constants import MISSING, NULL_TASK_ID
+from stepgraph.constants import MISSING, NULL_TASK_ID, TASKS
 from stepgraph.engine.timetravel import ancestors
 from stepgraph.errors import StepgraphError
 
@@ -25,7 +27,7 @@ class SaveOps:
     """Pending saver calls of one run, in the order they must happen."""
 
     __slots__ = ("loop", "ops", "saved_versions", "parent_id", "enabled", "needs_checkpoint",
-                 "loaded_id", "whole_delta")
+                 "loaded_id", "whole_delta", "_untracked")
 
     def __init__(self, loop: RunLoop) -> None:
         self.loop = loop
@@ -38,6 +40,7 @@ class SaveOps:
         """The checkpoint the run started from (the parent of what ``durability="exit"`` stores)."""
         self.whole_delta = False
         """The next checkpoint stores every delta key whole (its writes cannot rebuild it)."""
+        self._untracked: frozenset[str] | None = None
 
     def restored(self, saved: Any) -> None:
         self.loaded_id = saved.checkpoint.get("id")
@@ -120,6 +123,8 @@ class SaveOps:
         if loop.delta_keys:
             values.update(self._delta_values(whole_delta or self.whole_delta))
             self.whole_delta = False
+        if TASKS in values and self.untracked:
+            values[TASKS] = [_without_untracked(v, self.untracked) for v in values[TASKS]]
         return {
             "v": 4,
             "id": loop.checkpoint_id,
@@ -150,7 +155,22 @@ class SaveOps:
         loop = self.loop
         if not loop.checkpoint_id:
             return
+        if self.untracked:  # never stored: neither the writes nor inside a Send's argument
+            untracked = self.untracked
+            writes = [(c, _without_untracked(v, untracked) if c == TASKS else v)
+                      for c, v in writes if c not in untracked]
         self.ops.append(("put_writes", self._config(loop.checkpoint_id), list(writes), task_id, path))
+
+    @property
+    def untracked(self) -> frozenset[str]:
+        """The graph's ``UntrackedValue`` channels (whose values are never stored)."""
+        if self._untracked is None:
+            from stepgraph.channels.untracked_value import UntrackedValue
+
+            self._untracked = frozenset(
+                k for k, ch in self.loop.graph.channels.items() if isinstance(ch, UntrackedValue)
+            )
+        return self._untracked
 
     def interrupted(self) -> None:
         """The step stopped on ``interrupt()``: its finished writes are already queued."""
@@ -193,6 +213,18 @@ def _config_metadata(config: Any) -> dict[str, Any]:
     return out
 
 
+def _without_untracked(packet: Any, untracked: frozenset[str]) -> Any:
+    """A ``Send`` whose dict argument no longer has the untracked keys (top level only)."""
+    from stepgraph.types import Send
+
+    if not isinstance(packet, Send) or not isinstance(packet.arg, dict):
+        return packet
+    if not any(k in untracked for k in packet.arg):
+        return packet
+    arg = {k: v for k, v in packet.arg.items() if k not in untracked}
+    return Send(packet.node, arg, timeout=packet.timeout)
+
+
 def perform_sync(saver: Any, ops: list[Op]) -> None:
     """Run queued saver calls in order (sync drivers): in one transaction when the saver
     offers ``perform_batch`` (the SQL savers do), else, or if that fails, one by one, so
@@ -206,8 +238,10 @@ def perform_sync(saver: Any, ops: list[Op]) -> None:
     for op in ops:
         if op[0] == "put":
             saver.put(op[1], op[2], op[3], op[4])
-        else:
+        elif _takes_task_path(type(saver), "put_writes"):
             saver.put_writes(op[1], op[2], op[3], op[4])
+        else:  # a custom saver written to the older (config, writes, task_id) signature
+            saver.put_writes(op[1], op[2], op[3])
 
 
 async def perform_async(saver: Any, ops: list[Op]) -> None:
@@ -221,8 +255,23 @@ async def perform_async(saver: Any, ops: list[Op]) -> None:
     for op in ops:
         if op[0] == "put":
             await saver.aput(op[1], op[2], op[3], op[4])
-        else:
+        elif _takes_task_path(type(saver), "aput_writes"):
             await saver.aput_writes(op[1], op[2], op[3], op[4])
+        else:
+            await saver.aput_writes(op[1], op[2], op[3])
+
+
+@functools.lru_cache(maxsize=128)
+def _takes_task_path(cls: type, method: str) -> bool:
+    """Whether ``cls.method`` accepts a fourth positional argument (``task_path``)."""
+    try:
+        params = list(inspect.signature(getattr(cls, method)).parameters.values())
+    except (TypeError, ValueError):
+        return True
+    if any(p.kind == p.VAR_POSITIONAL for p in params):
+        return True
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    return len(positional) >= 5  # self, config, writes, task_id, task_path
 
 
 __all__ = ["NULL_TASK_ID", "SaveOps", "StepgraphError", "perform_async", "perform_sync"]

@@ -6,6 +6,7 @@ node's edges and routers fire. The result is a new checkpoint with ``source="upd
 
 from __future__ import annotations
 
+from collections.abc import Generator
 from typing import TYPE_CHECKING, Any
 
 from stepgraph.constants import END, ERROR, INPUT, INTERRUPT, NULL_TASK_ID, START
@@ -74,6 +75,38 @@ def compute_update(
 ) -> Result:
     """The checkpoint after one superstep of ``updates`` (``StateUpdate``-like tuples);
     ``delta`` completes ``saved``'s delta keys."""
+    steps = update_steps(graph, config, saver, saved, updates, delta)
+    try:
+        writer, task, values = next(steps)
+        while True:
+            writer.run(task, values)
+            writer, task, values = steps.send(None)
+    except StopIteration as done:
+        return done.value
+
+
+async def acompute_update(
+    graph: Pregel, config: Any, saver: Any, saved: Any, updates: list[Any], delta: Any = None
+) -> Result:
+    """Async twin of ``compute_update``: async writers (an async router) are awaited."""
+    steps = update_steps(graph, config, saver, saved, updates, delta)
+    try:
+        writer, task, values = next(steps)
+        while True:
+            if writer.is_async:
+                await writer.arun(task, values)
+            else:
+                writer.run(task, values)
+            writer, task, values = steps.send(None)
+    except StopIteration as done:
+        return done.value
+
+
+def update_steps(
+    graph: Pregel, config: Any, saver: Any, saved: Any, updates: list[Any], delta: Any = None
+) -> Generator[tuple[Any, Task, Any], None, Result]:
+    """``compute_update`` as a generator that yields each ``(writer, task, values)`` for the
+    caller to run (sync or async) and returns the result."""
     loop = loop_for(graph, config, saver, saved, delta)
     fresh = saved is None
     configurable = config.get("configurable", {})
@@ -111,7 +144,7 @@ def compute_update(
         tid = make_task_id(loop.checkpoint_id, loop.checkpoint_ns, loop.step, as_node, "update", i)
         task = Task(tid, as_node, ("__pregel_update", as_node, i), values, node, (INTERRUPT,), loop, loop.step)
         for writer in node.writers:
-            writer.run(task, values)
+            yield writer, task, values
         sources.append(task)
     loop.updated = apply_writes(loop.channels, loop.versions, loop.seen, sources, loop.next_version,
                                 graph.trigger_to_nodes, loop.volatile, loop.finishable)

@@ -40,13 +40,18 @@ class _TaskFunction(Generic[R]):
         _reject_generators(func)
         self.func = func
         self.name = name or callable_name(func)
+        timeout = TimeoutPolicy.coerce(timeout)
+        if timeout is not None and not is_async_callable(func):
+            from stepgraph.engine.timeout_support import sync_timeout_error
+
+            raise sync_timeout_error(self.name, "Task")
         policies = () if retry_policy is None else (
             (retry_policy,) if isinstance(retry_policy, RetryPolicy) else tuple(retry_policy)
         )
         self.node = PregelNode(
             triggers=(), channels=(), bound=NodeFunction(func, self.name),
             retry_policy=policies or None, cache_policy=cache_policy,
-            timeout=TimeoutPolicy.coerce(timeout), name=self.name,
+            timeout=timeout, name=self.name,
         )
         functools.update_wrapper(self, func)
 
@@ -74,6 +79,7 @@ def task(
 ) -> Any:
     """Decorate a function as a task: calls return futures (``.result()`` or ``await``)."""
     retry_policy = _deprecated_retry(retry_policy, kwargs, "task()")
+    timeout = TimeoutPolicy.coerce(timeout)  # a bad value fails here, not at decoration
 
     def decorate(func: Callable[..., Any]) -> _TaskFunction[Any]:
         return _TaskFunction(func, name=name, retry_policy=retry_policy,
@@ -132,7 +138,7 @@ class entrypoint(Generic[R]):  # noqa: N801 - LangGraph-compatible name
         self.context_schema = context_schema
         self.cache_policy = cache_policy
         self.retry_policy = _deprecated_retry(retry_policy, kwargs, "entrypoint()")
-        self.timeout = timeout
+        self.timeout = TimeoutPolicy.coerce(timeout)
 
     @dataclass(frozen=True)
     class final(Generic[S, R]):  # noqa: N801 - LangGraph-compatible name
@@ -153,14 +159,40 @@ class entrypoint(Generic[R]):  # noqa: N801 - LangGraph-compatible name
         node = PregelNode(
             triggers=(START,), channels=START, bound=NodeFunction(func, name),
             writers=[_FinalWriter()], retry_policy=policies or None,
-            cache_policy=self.cache_policy, timeout=TimeoutPolicy.coerce(self.timeout), name=name,
+            cache_policy=self.cache_policy, timeout=self.timeout, name=name,
         )
+        input_type, output_type, save_type = _io_types(func, params[0].name)
         graph = Pregel(
             nodes={name: node},
-            channels={START: EphemeralValue(Any), END: LastValue(Any), PREVIOUS: LastValue(Any)},
+            channels={START: EphemeralValue(input_type), END: LastValue(output_type),
+                      PREVIOUS: LastValue(save_type)},
             input_channels=START, output_channels=END, stream_channels=END,
-            stream_mode="updates", checkpointer=self.checkpointer, store=self.store,
+            stream_mode="updates", stream_eager=True, checkpointer=self.checkpointer,
+            store=self.store,
             cache=self.cache, context_schema=self.context_schema, name="LangGraph",
         )
         graph.is_async_entrypoint = is_async_callable(func)  # type: ignore[attr-defined]
         return graph
+
+
+def _io_types(func: Callable[..., Any], first: str) -> tuple[Any, Any, Any]:
+    """(input, output, saved) types of an entrypoint from its annotations: the first
+    parameter's, and the return type (``entrypoint.final[V, S]`` gives ``V`` and ``S``)."""
+    import typing
+
+    try:
+        hints = typing.get_type_hints(func)
+    except Exception:  # unresolvable string annotations: use what resolves
+        hints = {k: v for k, v in getattr(func, "__annotations__", {}).items()
+                 if not isinstance(v, str)}
+    input_type = hints.get(first, Any)
+    returned = hints.get("return", Any)
+    if returned is entrypoint.final:
+        return input_type, Any, Any
+    if typing.get_origin(returned) is entrypoint.final:
+        args = typing.get_args(returned)
+        if len(args) != 2:
+            raise TypeError("Annotate both the returned and the saved value, e.g. "
+                            "`-> entrypoint.final[int, str]` returns an int and saves a str.")
+        return input_type, args[0], args[1]
+    return input_type, returned, returned

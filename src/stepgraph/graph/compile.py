@@ -50,14 +50,16 @@ class CompiledStateGraph(Pregel):
         return out
 
     def get_input_jsonschema(self, config: Any = None) -> dict[str, Any]:
-        from stepgraph.graph.jsonschema import schema_json
-
-        return schema_json(self.builder.input_schema)
+        return self._state_jsonschema(self.builder.input_schema, "Input")
 
     def get_output_jsonschema(self, config: Any = None) -> dict[str, Any]:
-        from stepgraph.graph.jsonschema import schema_json
+        return self._state_jsonschema(self.builder.output_schema, "Output")
 
-        return schema_json(self.builder.output_schema)
+    def _state_jsonschema(self, schema: Any, suffix: str) -> dict[str, Any]:
+        from stepgraph.graph.jsonschema import state_jsonschema
+
+        keys = self.builder.schemas[schema].channels
+        return state_jsonschema(schema, keys, self.builder.channels, self.get_name(suffix))
 
     def get_context_jsonschema(self) -> dict[str, Any] | None:
         from stepgraph.graph.jsonschema import schema_json

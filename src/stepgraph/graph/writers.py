@@ -166,6 +166,8 @@ class StartWriter(Writer):
         if isinstance(value, Command):
             self._command(task, value)
             return
+        if value is None:  # update_state(config, None) acting as __start__: no state writes
+            return
         if self.is_root:
             task.writes.append((ROOT, value))
             return

@@ -65,9 +65,10 @@ class PregelAPI:
             else:
                 config = child_config(self, parent, ensure_config(self.config, config))
         if parent is None:
+            from stepgraph.config import with_run_metadata
             from stepgraph.engine.timetravel import root_config
 
-            config = root_config(ensure_config(self.config, config))
+            config = root_config(with_run_metadata(ensure_config(self.config, config)))
         if values_only:
             modes, single = [], True
         else:
@@ -105,7 +106,7 @@ class PregelAPI:
             loop.parent_task = parent
         if tracing_requested(config):
             loop.tracer = RunTracer(loop)
-        live = bool({"custom", "messages"} & mode_set) and parent is None
+        live = (bool({"custom", "messages"} & mode_set) or self.stream_eager) and parent is None
         return _Run(loop, single, subgraphs, version, live)
 
     # -- sync ---------------------------------------------------------------------------------

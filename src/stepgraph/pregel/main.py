@@ -17,6 +17,7 @@ from stepgraph.engine.node import NodeBuilder, PregelNode
 from stepgraph.errors import GraphDefinitionError
 from stepgraph.pregel.api import PregelAPI
 from stepgraph.pregel.events_api import EventsAPI
+from stepgraph.pregel.schemas import SchemaAPI
 from stepgraph.pregel.state import StateAPI
 from stepgraph.pregel.validate import validate_pregel
 
@@ -27,7 +28,7 @@ _STATIC_KINDS = ("LastValue", "BinaryOperatorAggregate", "NamedBarrierValue", "U
 _FINISH_KINDS = ("LastValueAfterFinish", "NamedBarrierValueAfterFinish")
 
 
-class Pregel(PregelAPI, StateAPI, EventsAPI):
+class Pregel(PregelAPI, StateAPI, EventsAPI, SchemaAPI):
     """A graph runtime built from channels and nodes (what ``StateGraph.compile`` returns).
 
     Use ``invoke``/``stream`` (and ``ainvoke``/``astream``) to run it.
@@ -105,6 +106,8 @@ class Pregel(PregelAPI, StateAPI, EventsAPI):
         self.config = config
         self.name = name
         self.step_timeout = step_timeout
+        self.stream_eager = stream_eager
+        """Stream parts as tasks produce them, not after each step (entrypoints do)."""
         self.managed: dict[str, Any] = {}
         self._trigger_to_nodes = dict(trigger_to_nodes) if trigger_to_nodes else None
         self._kinds: tuple[tuple[str, ...], tuple[str, ...]] | None = None
@@ -209,27 +212,9 @@ class Pregel(PregelAPI, StateAPI, EventsAPI):
 
         return self.copy(config=ensure_config(self.config, config, kwargs))
 
-    def get_context_jsonschema(self) -> dict[str, Any] | None:
-        """The JSON schema of the run ``context`` (``None`` without a ``context_schema``)."""
-        from stepgraph.graph.jsonschema import schema_json
-
-        return None if self.context_schema is None else schema_json(self.context_schema)
-
-    def config_schema(self, *, include: Sequence[str] | None = None) -> Any:
-        """Deprecated: the ``context_schema`` (see ``get_context_jsonschema``)."""
-        from stepgraph.warnings import LangGraphDeprecatedSinceV10, deprecated_since
-
-        deprecated_since(LangGraphDeprecatedSinceV10, "`config_schema` is deprecated. Use "
-                         "`get_context_jsonschema` for the relevant schema instead.")
-        return self.context_schema
-
-    def get_config_jsonschema(self, *, include: Sequence[str] | None = None) -> dict[str, Any] | None:
-        """Deprecated: ``get_context_jsonschema()``."""
-        from stepgraph.warnings import LangGraphDeprecatedSinceV10, deprecated_since
-
-        deprecated_since(LangGraphDeprecatedSinceV10, "`get_config_jsonschema` is deprecated. "
-                         "Use `get_context_jsonschema` instead.")
-        return self.get_context_jsonschema()
+    def map(self) -> _EachInput:
+        """A runnable that runs this graph once per element of a list input (``batch``)."""
+        return _EachInput(self)
 
     def get_graph(self, config: Any = None, *, xray: bool | int = False) -> Any:
         """A drawable ``stepgraph.draw.Graph`` (``draw_mermaid()``, ``draw_ascii()``, ``to_json()``).
@@ -246,3 +231,19 @@ class Pregel(PregelAPI, StateAPI, EventsAPI):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(name={self.name!r}, nodes={list(self.nodes)})"
+
+
+class _EachInput:
+    """``Pregel.map()``: ``invoke(list)`` returns one output per element, in order."""
+
+    __slots__ = ("graph", "name")
+
+    def __init__(self, graph: Pregel) -> None:
+        self.graph = graph
+        self.name = f"{graph.name}Each"
+
+    def invoke(self, inputs: Sequence[Any], config: Any = None, **kwargs: Any) -> list[Any]:
+        return self.graph.batch(list(inputs), config, **kwargs)
+
+    async def ainvoke(self, inputs: Sequence[Any], config: Any = None, **kwargs: Any) -> list[Any]:
+        return await self.graph.abatch(list(inputs), config, **kwargs)

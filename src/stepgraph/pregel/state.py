@@ -13,7 +13,7 @@ from stepgraph.config import ensure_config
 from stepgraph.engine.delta import aload_history, load_history
 from stepgraph.engine.snapshot import snapshot
 from stepgraph.engine.timetravel import recast_ns, with_checkpoint_map
-from stepgraph.engine.update import compute_fork, compute_update
+from stepgraph.engine.update import acompute_update, compute_fork, compute_update
 from stepgraph.errors import StepgraphError
 
 if TYPE_CHECKING:
@@ -141,8 +141,8 @@ class StateAPI:
         config = _stable_ns(graph, config)
         saved = await saver.aget_tuple(config)
         for updates in steps:
-            result = _compute(graph, config, saver, saved, updates,
-                              await aload_history(saver, graph, saved))
+            result = await _acompute(graph, config, saver, saved, updates,
+                                     await aload_history(saver, graph, saved))
             config = with_checkpoint_map(await saver.aput(*result), result[2])
             saved = await saver.aget_tuple(config)
         return config
@@ -231,3 +231,11 @@ def _compute(graph: Pregel, config: Any, saver: Any, saved: Any,
     parent, ckpt, metadata, new_versions = compute_update(graph, config, saver, saved, updates,
                                                           delta)
     return parent, ckpt, metadata, new_versions
+
+
+async def _acompute(graph: Pregel, config: Any, saver: Any, saved: Any,
+                    updates: list[tuple[Any, Any, Any]], delta: Any = None) -> Any:
+    """Async twin of ``_compute`` (an async router of ``as_node`` is awaited)."""
+    if any(u[1] == _COPY for u in updates):
+        return _compute(graph, config, saver, saved, updates, delta)
+    return await acompute_update(graph, config, saver, saved, updates, delta)

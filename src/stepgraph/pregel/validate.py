@@ -12,6 +12,9 @@ if TYPE_CHECKING:
 
 
 def validate_pregel(graph: Pregel) -> None:  # noqa: C901 - a flat list of independent checks
+    from stepgraph.engine.timeout_support import check_node_timeouts
+
+    check_node_timeouts(graph.nodes)
     channels = graph.channels
     for name in graph.nodes:
         if name in RESERVED:

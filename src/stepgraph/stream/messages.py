@@ -61,6 +61,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
+from stepgraph.config import METADATA_FROM_CONFIGURABLE
 from stepgraph.engine.context import current_task
 from stepgraph.messages._merge import langchain_available
 
@@ -72,8 +73,6 @@ __all__ = ["push_message", "push_token"]
 
 MODE = "messages"
 
-_PROPAGATE = ("thread_id", "checkpoint_id", "checkpoint_ns", "task_id", "run_id", "assistant_id", "graph_id")
-"""``configurable`` keys LangGraph copies into the metadata of a graph run."""
 
 _SCOPE: ContextVar[Task | None] = ContextVar("stepgraph_messages_scope", default=None)
 
@@ -148,7 +147,7 @@ def _graph_metadata(loop: RunLoop) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for run in reversed(chain):
         base = run.config.get("metadata") or {}
-        for k in _PROPAGATE:
+        for k in METADATA_FROM_CONFIGURABLE:
             if k not in out and k not in base and (v := run.configurable.get(k)):
                 out[k] = v
     return out

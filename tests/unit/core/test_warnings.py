@@ -5,9 +5,9 @@ from __future__ import annotations
 import importlib
 import sys
 import warnings
-from typing import TypedDict
 
 import pytest
+from typing_extensions import TypedDict
 
 from stepgraph.channels import LastValue
 from stepgraph.errors import NodeInterrupt
@@ -71,9 +71,13 @@ def test_functional_api_keywords() -> None:
 
     assert wf.context_schema is S
     with pytest.warns(LangGraphDeprecatedSinceV10, match="get_context_jsonschema"):
-        assert wf.config_schema() is S
+        model = wf.config_schema()
+    assert model.__name__ == "LangGraphConfig"
+    assert model.model_fields["configurable"].annotation is S
     with pytest.warns(LangGraphDeprecatedSinceV10, match="get_context_jsonschema"):
-        assert wf.get_config_jsonschema()["properties"] == wf.get_context_jsonschema()["properties"]
+        schema = wf.get_config_jsonschema()
+    assert schema["properties"]["configurable"]["$ref"] == "#/$defs/S"
+    assert schema["$defs"]["S"]["properties"] == wf.get_context_jsonschema()["properties"]
     with pytest.raises(TypeError, match="nope"):
         task(nope=True)
 

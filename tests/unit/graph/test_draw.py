@@ -388,3 +388,21 @@ def test_png_is_out_of_scope():
     """draw_mermaid_png explains itself instead of failing obscurely."""
     with pytest.raises(NotImplementedError, match="mermaid"):
         chain().get_graph().draw_mermaid_png()
+
+
+def test_a_graph_that_never_ends_gets_a_dotted_end_from_its_last_step():
+    """A cycle with no way out is drawn as LangGraph draws it: a dotted edge to ``__end__``
+    from the node its 251-step drawing run ends on (here ``b``: start, a, b, a, ...)."""
+    g = graph_of("a", "b")
+    g.add_edge(START, "a")
+    g.add_edge("a", "b")
+    g.add_edge("b", "a")
+    assert plain(g.compile()) == (
+        "graph TD;\n\t__start__ --> a;\n\ta --> b;\n\tb --> a;\n\tb -.-> __end__;\n"
+    )
+    three = graph_of("a", "b", "c")
+    three.add_edge(START, "a")
+    three.add_edge("a", "b")
+    three.add_edge("b", "c")
+    three.add_edge("c", "a")
+    assert plain(three.compile()).endswith("\ta -.-> __end__;\n")  # step 250 runs a

@@ -40,3 +40,36 @@ def test_typed_dict_required_keys():
     schema = _compiled(State).get_input_jsonschema()
     assert schema["required"] == ["a"]
     assert set(schema["properties"]) == {"a", "b"}
+
+
+def test_dataclass_state_schema_shows_defaults_and_channel_types():
+    import operator
+
+    @dataclass
+    class State:
+        name: str
+        items: Annotated[list[int], operator.add] = field(default_factory=list)
+        note: str | None = None
+
+    schema = _compiled(State).get_input_jsonschema()
+    assert schema["title"] == "LangGraphInput"  # a model of the keys, named after the graph
+    assert schema["required"] == ["name"]
+    assert schema["properties"]["items"] == {
+        "title": "Items", "type": "array", "items": {"type": "integer"}, "default": [],
+    }
+    assert schema["properties"]["note"]["default"] is None
+
+
+def test_typed_dict_schema_is_pydantics():
+    """The keys come in pydantic's order, so a dumped schema reads as LangGraph's does."""
+    import json
+
+    class State(TypedDict, total=False):
+        a: str
+        steps: Annotated[list[str], lambda x, y: x + y]
+
+    assert json.dumps(_compiled(State).get_output_jsonschema()) == (
+        '{"properties": {"a": {"title": "A", "type": "string"}, "steps": {"items": '
+        '{"type": "string"}, "title": "Steps", "type": "array"}}, "title": "State", '
+        '"type": "object"}'
+    )

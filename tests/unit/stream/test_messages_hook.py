@@ -6,7 +6,6 @@ import asyncio
 import subprocess
 import sys
 import textwrap
-import time
 from typing import Annotated, Any
 
 import pytest
@@ -195,15 +194,19 @@ def test_subgraph_tokens_need_subgraphs():
 def test_tokens_count_as_progress_for_idle_timeout():
     """A node that keeps pushing tokens is not idle."""
 
-    def llm(state: Chat) -> dict:
+    async def llm(state: Chat) -> dict:
         mid = None
         for _ in range(6):
-            time.sleep(0.05)
+            await asyncio.sleep(0.05)
             mid = push_token(".", message_id=mid)
         return {}
 
     g = graph(llm, timeout=TimeoutPolicy(idle_timeout=0.2))
-    assert len(list(g.stream(HI, stream_mode="messages"))) == 6
+
+    async def run() -> list:
+        return [c async for c in g.astream(HI, stream_mode="messages")]
+
+    assert len(asyncio.run(run())) == 6
 
 
 def _run(code: str) -> str:
