@@ -25,9 +25,11 @@ if TYPE_CHECKING:
     from stepgraph.stream.sink import StreamPart
 
 
-def drive_sync(loop: RunLoop, *, live: bool = False) -> Iterator[StreamPart]:
+def drive_sync(loop: RunLoop, *, live: bool = False, streaming: bool = False) -> Iterator[StreamPart]:
     """Run ``loop`` to its end, yielding ``(ns, mode, payload)`` parts.
 
+    ``streaming``: a stream consumer waits for the parts of a step with several tasks
+    instead of running one of them, so each task's update is yielded when it finishes.
     A traced run (``loop.tracer``) is reported around it; on an error, what the failing
     step streamed is yielded before the error is raised.
     """
@@ -35,7 +37,7 @@ def drive_sync(loop: RunLoop, *, live: bool = False) -> Iterator[StreamPart]:
     if tracer is not None:
         tracer.start_sync()
     try:
-        yield from _drive(loop, live)
+        yield from _drive(loop, live, streaming)
     except BaseException as exc:
         if tracer is not None:
             tracer.end_sync(exc)
@@ -47,7 +49,7 @@ def drive_sync(loop: RunLoop, *, live: bool = False) -> Iterator[StreamPart]:
     yield from loop.sink.drain()
 
 
-def _drive(loop: RunLoop, live: bool) -> Iterator[StreamPart]:
+def _drive(loop: RunLoop, live: bool, streaming: bool = False) -> Iterator[StreamPart]:
     sink = loop.sink
     event = sink.sync_waiter()
     saver = loop.checkpointer
@@ -66,7 +68,7 @@ def _drive(loop: RunLoop, live: bool) -> Iterator[StreamPart]:
             if tasks is None:
                 break
             if tasks:
-                yield from _run_step(loop, tasks, live, event, writer)
+                yield from _run_step(loop, tasks, live, event, writer, streaming)
             loop.after_tick()
             writer.submit(loop.saves.take())
             yield from sink.drain()
@@ -80,7 +82,8 @@ def _drive(loop: RunLoop, live: bool) -> Iterator[StreamPart]:
 
 
 def _run_step(
-    loop: RunLoop, tasks: list[Task], live: bool, event: Any, writer: SyncWriter
+    loop: RunLoop, tasks: list[Task], live: bool, event: Any, writer: SyncWriter,
+    streaming: bool = False,
 ) -> Iterator[StreamPart]:
     if len(tasks) == 1 and not live and tasks[0].timeout is None:
         task = tasks[0]
@@ -111,11 +114,12 @@ def _run_step(
             sink.wake()
 
     limit = loop.config.get("max_concurrency") or len(tasks)
-    helpers = min(len(tasks), limit) - (0 if live else 1)
+    caller_runs = not live and not streaming
+    helpers = min(len(tasks), limit) - (1 if caller_runs else 0)
     pool = shared_pool()
     for _ in range(max(helpers, 0)):
         pool.submit(worker)
-    if not live:
+    if caller_runs:
         worker()
     finished = 0
     while True:

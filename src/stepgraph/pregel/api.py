@@ -128,7 +128,8 @@ class PregelAPI:
             durability=_durability(durability, kwargs), subgraphs=subgraphs, context=context,
             version=version, control=control,
         )
-        for part in drive_sync(run.loop, live=run.live):
+        streaming = run.loop.parent_task is None
+        for part in drive_sync(run.loop, live=run.live, streaming=streaming):
             yield part if raw else shape(part, run.single, run.subgraphs, run.version)
         _raise_nested_interrupt(run.loop)
 
