@@ -108,6 +108,17 @@ class PregelAPI:
         live = bool({"custom", "messages"} & mode_set) and parent is None
         return _Run(loop, single, subgraphs, version, live)
 
+    # -- composition with langchain-core runnables ------------------------------------------
+    def __or__(self, other: Any) -> Any:
+        from stepgraph.pregel.runnable import compose
+
+        return compose(self, other)
+
+    def __ror__(self, other: Any) -> Any:
+        from stepgraph.pregel.runnable import compose
+
+        return compose(other, self)
+
     # -- sync ---------------------------------------------------------------------------------
     def stream(
         self, input: Any, config: Any = None, *, context: Any = None, stream_mode: Any = None,
