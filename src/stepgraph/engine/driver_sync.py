@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
+import time
 from collections import deque
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
@@ -85,7 +86,8 @@ def _run_step(
     loop: RunLoop, tasks: list[Task], live: bool, event: Any, writer: SyncWriter,
     streaming: bool = False,
 ) -> Iterator[StreamPart]:
-    if len(tasks) == 1 and not live and tasks[0].timeout is None:
+    step_timeout = loop.graph.step_timeout
+    if len(tasks) == 1 and not live and tasks[0].timeout is None and step_timeout is None:
         task = tasks[0]
         try:
             run_task_sync(task)
@@ -114,7 +116,9 @@ def _run_step(
             sink.wake()
 
     limit = loop.config.get("max_concurrency") or len(tasks)
-    caller_runs = not live and not streaming
+    # Under a step timeout the caller only waits: it must be free to give up on time.
+    caller_runs = not live and not streaming and step_timeout is None
+    deadline = time.monotonic() + step_timeout if step_timeout else None
     helpers = min(len(tasks), limit) - (1 if caller_runs else 0)
     pool = shared_pool()
     for _ in range(max(helpers, 0)):
@@ -133,7 +137,14 @@ def _run_step(
             # what finished is kept (saved as pending writes) before the error is raised.
             if finished == len(tasks) and not done:
                 break
-        event.wait()
+        if deadline is None:
+            event.wait()
+        elif not event.wait(max(deadline - time.monotonic(), 0)) and not done:
+            # Threads cannot be cancelled: the tasks still running are abandoned and
+            # what they write is never applied; tasks not started yet never start.
+            with lock:
+                queue.clear()
+            raise TimeoutError("Timed out")
         event.clear()
     if failed:
         raise failed[0]
