@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from contextlib import aclosing
 from typing import TYPE_CHECKING, Any
 
 from stepgraph.engine.delta import aload_history
@@ -68,8 +69,9 @@ async def _drive(loop: RunLoop) -> AsyncIterator[StreamPart]:
             if tasks is None:
                 break
             if tasks:
-                async for part in _run_step(loop, tasks, event):
-                    yield part
+                async with aclosing(_run_step(loop, tasks, event)) as parts:
+                    async for part in parts:
+                        yield part
             loop.after_tick()
             await _flush(loop)
             for part in sink.drain():

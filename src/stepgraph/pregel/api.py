@@ -192,10 +192,14 @@ class PregelAPI:
             durability=_durability(durability, kwargs), subgraphs=subgraphs, context=context,
             version=version, control=control,
         )
+        from contextlib import aclosing
+
         from stepgraph.engine.driver_async import drive_async
 
-        async for part in drive_async(run.loop):
-            yield part if raw else shape(part, run.single, run.subgraphs, run.version)
+        # closed at once when the consumer stops early: the step's tasks are cancelled now
+        async with aclosing(drive_async(run.loop)) as parts:
+            async for part in parts:
+                yield part if raw else shape(part, run.single, run.subgraphs, run.version)
         _raise_nested_interrupt(run.loop)
 
     async def ainvoke(

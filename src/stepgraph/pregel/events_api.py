@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from collections.abc import AsyncIterator, Iterator
+from contextlib import aclosing
 from typing import TYPE_CHECKING, Any
 
 from stepgraph.stream.events_v2 import INTERNAL_MODES, EventConverter, EventFilter
@@ -31,12 +34,28 @@ class EventsAPI:
         """Yield ``on_chain_*`` events for the graph and its nodes and ``on_chat_model_*``
         events for chat models called in nodes (those need langchain-core)."""
         events = _Events(self.name, input, version, kwargs, config)
-        for event in events.start():
-            yield event
-        async for part in self.astream(input, config, stream_mode=INTERNAL_MODES, subgraphs=True,
-                                       _raw_parts=True, **kwargs):
-            for event in events.convert(part):
+        parts = self.astream(input, config, stream_mode=INTERNAL_MODES, subgraphs=True,
+                             _raw_parts=True, **kwargs)
+        # As in LangGraph the run goes on while the consumer holds an event; a consumer
+        # that stops (or is cancelled) cancels it, and waits for its last save.
+        queue: asyncio.Queue[Any] = asyncio.Queue()
+        producer = asyncio.ensure_future(_produce(parts, queue))
+        try:
+            for event in events.start():
                 yield event
+            while True:
+                item = await queue.get()
+                if item is _DONE:
+                    break
+                if isinstance(item, _Failed):
+                    raise item.error
+                for event in events.convert(item):
+                    yield event
+        finally:
+            if not producer.done():
+                producer.cancel()
+            with contextlib.suppress(BaseException):
+                await producer
         for event in events.end():
             yield event
 
@@ -51,6 +70,30 @@ class EventsAPI:
                                 _raw_parts=True, **kwargs):
             yield from events.convert(part)
         yield from events.end()
+
+
+_DONE = object()
+
+
+class _Failed:
+    __slots__ = ("error",)
+
+    def __init__(self, error: BaseException) -> None:
+        self.error = error
+
+
+async def _produce(parts: Any, queue: asyncio.Queue[Any]) -> None:
+    """Run the graph (``parts``, its raw stream) into ``queue``, then ``_DONE`` or the error."""
+    try:
+        async with aclosing(parts):
+            async for part in parts:
+                queue.put_nowait(part)
+    except asyncio.CancelledError:
+        raise
+    except BaseException as exc:  # noqa: BLE001 - handed to the consumer
+        queue.put_nowait(_Failed(exc))
+        return
+    queue.put_nowait(_DONE)
 
 
 class _Events:

@@ -83,7 +83,7 @@ class EventConverter:
             if payload["event"].startswith("on_chat_model"):
                 payload = {**payload, "parent_ids": [self.run_id, *payload["parent_ids"]]}
             yield payload
-        elif mode == "debug":
+        elif mode == "debug" and payload["type"] in ("task", "task_result"):
             yield from self._task_event(ns, payload)
             if payload["type"] == "task_result" and not ns:
                 yield from self._flush(payload["payload"]["name"])
