@@ -232,3 +232,26 @@ class ParentCommand(GraphBubbleUp):
 
     def __init__(self, command: Command) -> None:
         super().__init__(command)
+
+
+class ParentCommandAtRootError(InvalidUpdateError, ParentCommand):
+    """``Command(graph=Command.PARENT)`` from a graph that has no parent (SG241).
+
+    Also a ``ParentCommand`` carrying the command (``args[0]``), as LangGraph lets it leave
+    the root graph: code that catches it keeps working, and the message says what is wrong.
+    """
+
+    code = "SG241"
+
+    def __init__(self, command: Command, node: str, step: int) -> None:
+        Exception.__init__(self, command)
+        self.hint = "only nodes of a graph used as a subgraph can route their parent"
+        self.message = format_error(
+            self.code,
+            f"Node '{node}' returned Command(graph=Command.PARENT) but there is no parent "
+            f"graph (step {step}).",
+            self.hint,
+        )
+
+    def __str__(self) -> str:
+        return self.message

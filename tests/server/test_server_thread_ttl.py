@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -137,7 +137,7 @@ def test_ttl_record_and_expiry_rules() -> None:
     assert ttl_record(5, policy) == {"strategy": "keep_latest", "minutes": 5.0}
     assert ttl_record(ThreadTtl(strategy="delete", ttl=2), policy) == {"strategy": "delete", "minutes": 2.0}
     assert ttl_record(ThreadTtl(strategy="delete"), policy) == {"strategy": "delete", "minutes": 10.0}
-    now = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    now = datetime(2026, 1, 1, tzinfo=UTC)
     doc = {"thread_id": "t", "status": "idle", "updated_at": (now - timedelta(minutes=3)).isoformat(),
            "_ttl": {"strategy": "delete", "minutes": 2}}
     assert expired(doc, now) == "delete"

@@ -17,14 +17,23 @@ if TYPE_CHECKING:
 CACHE_NS = "__pregel_ns_writes"
 
 
-def node_namespace(node: Any, name: str) -> tuple[str, ...]:
-    """The cache namespace of a node: ``(__pregel_ns_writes, module.qualname, name)``."""
-    ident = "__dynamic__"
+def _ident(node: Any) -> str:
     if node.bound:
         fn = getattr(node.bound[0], "func", None)
         if fn is not None and hasattr(fn, "__qualname__"):
-            ident = f"{fn.__module__}.{fn.__qualname__}"
-    return (CACHE_NS, ident, name)
+            return f"{fn.__module__}.{fn.__qualname__}"
+    return "__dynamic__"
+
+
+def node_namespace(node: Any, name: str) -> tuple[str, ...]:
+    """The cache namespace of a node: ``(__pregel_ns_writes, module.qualname, name)``."""
+    return (CACHE_NS, _ident(node), name)
+
+
+def task_namespace(node: Any) -> tuple[str, ...]:
+    """The cache namespace of a ``@task`` function: ``(__pregel_ns_writes, module.qualname)``
+    (what its ``clear_cache`` clears)."""
+    return (CACHE_NS, _ident(node))
 
 
 def cache_key(node: Any, name: str, value: Any) -> tuple[tuple[str, ...], str]:

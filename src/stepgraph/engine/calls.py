@@ -125,11 +125,11 @@ def _running_loop() -> Any:
 def _task_cache_key(node: Any, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     import hashlib
 
-    from stepgraph.engine.caching import node_namespace
+    from stepgraph.engine.caching import task_namespace
 
     raw = node.cache_policy.key_func(*args, **kwargs)
     data = raw if isinstance(raw, bytes) else str(raw).encode()
-    return node_namespace(node, name), hashlib.blake2b(data, digest_size=16).hexdigest()
+    return task_namespace(node), hashlib.blake2b(data, digest_size=16).hexdigest()
 
 
 def _finish(sub: Task, value: Any) -> Any:

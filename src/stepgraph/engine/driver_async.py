@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING
+from contextlib import aclosing
+from typing import TYPE_CHECKING, Any
 
 from stepgraph.engine.delta import aload_history
 from stepgraph.engine.runner import run_task_async
@@ -68,8 +69,9 @@ async def _drive(loop: RunLoop) -> AsyncIterator[StreamPart]:
             if tasks is None:
                 break
             if tasks:
-                async for part in _run_step(loop, tasks, event):
-                    yield part
+                async with aclosing(_run_step(loop, tasks, event)) as parts:
+                    async for part in parts:
+                        yield part
             loop.after_tick()
             await _flush(loop)
             for part in sink.drain():
@@ -84,21 +86,40 @@ async def _flush(loop: RunLoop, *, final: bool = False) -> None:
         await perform_async(loop.checkpointer, ops)
 
 
-async def _run_step(loop: RunLoop, tasks: list[Task], event: asyncio.Event) -> AsyncIterator[StreamPart]:
-    sink = loop.sink
-    eager = loop.graph.stream_eager or bool({"custom", "messages"} & sink.modes)
-    if len(tasks) == 1 and tasks[0].timeout is None and not eager:
-        task = tasks[0]
-        try:
-            await run_task_async(task)
-        except asyncio.CancelledError:
-            raise  # the run was cancelled: the task did not finish, keep it pending
-        except BaseException:
-            loop.task_done(task)
-            await _flush(loop)
-            raise
+async def _run_alone(loop: RunLoop, task: Task) -> None:
+    """A step's only task, run inline."""
+    try:
+        await run_task_async(task)
+    except asyncio.CancelledError:
+        raise  # the run was cancelled: the task did not finish, keep it pending
+    except BaseException:
         loop.task_done(task)
         await _flush(loop)
+        raise
+    loop.task_done(task)
+    await _flush(loop)
+
+
+async def _wait_step(event: asyncio.Event, deadline: float | None, pending: dict[Any, Task]) -> bool:
+    """Wait for a task to finish; ``False`` once the step's deadline passed with none done
+    (measured from the step's start, so also while the consumer held the stream)."""
+    if deadline is None:
+        await event.wait()
+        return True
+    left = deadline - asyncio.get_running_loop().time()
+    try:
+        await asyncio.wait_for(event.wait(), max(left, 0))
+    except TimeoutError:
+        return any(f.done() for f in pending)
+    return True
+
+
+async def _run_step(loop: RunLoop, tasks: list[Task], event: asyncio.Event) -> AsyncIterator[StreamPart]:
+    sink = loop.sink
+    step_timeout = loop.graph.step_timeout
+    eager = loop.graph.stream_eager or bool({"custom", "messages"} & sink.modes)
+    if len(tasks) == 1 and tasks[0].timeout is None and step_timeout is None and not eager:
+        await _run_alone(loop, tasks[0])
         return
     limit = loop.config.get("max_concurrency")
     sem = asyncio.Semaphore(limit) if limit else None
@@ -117,9 +138,12 @@ async def _run_step(loop: RunLoop, tasks: list[Task], event: asyncio.Event) -> A
         fut.add_done_callback(lambda _f: sink.wake())
         pending[fut] = task
     error: BaseException | None = None
+    deadline = asyncio.get_running_loop().time() + step_timeout if step_timeout else None
     try:
         while pending:
-            await event.wait()
+            if not await _wait_step(event, deadline, pending):
+                error = TimeoutError("Timed out")
+                break
             event.clear()
             for fut in [f for f in pending if f.done()]:
                 task = pending.pop(fut)

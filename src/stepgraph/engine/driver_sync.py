@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
+import time
 from collections import deque
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
@@ -25,9 +26,11 @@ if TYPE_CHECKING:
     from stepgraph.stream.sink import StreamPart
 
 
-def drive_sync(loop: RunLoop, *, live: bool = False) -> Iterator[StreamPart]:
+def drive_sync(loop: RunLoop, *, live: bool = False, streaming: bool = False) -> Iterator[StreamPart]:
     """Run ``loop`` to its end, yielding ``(ns, mode, payload)`` parts.
 
+    ``streaming``: a stream consumer waits for the parts of a step with several tasks
+    instead of running one of them, so each task's update is yielded when it finishes.
     A traced run (``loop.tracer``) is reported around it; on an error, what the failing
     step streamed is yielded before the error is raised.
     """
@@ -35,7 +38,7 @@ def drive_sync(loop: RunLoop, *, live: bool = False) -> Iterator[StreamPart]:
     if tracer is not None:
         tracer.start_sync()
     try:
-        yield from _drive(loop, live)
+        yield from _drive(loop, live, streaming)
     except BaseException as exc:
         if tracer is not None:
             tracer.end_sync(exc)
@@ -47,7 +50,7 @@ def drive_sync(loop: RunLoop, *, live: bool = False) -> Iterator[StreamPart]:
     yield from loop.sink.drain()
 
 
-def _drive(loop: RunLoop, live: bool) -> Iterator[StreamPart]:
+def _drive(loop: RunLoop, live: bool, streaming: bool = False) -> Iterator[StreamPart]:
     sink = loop.sink
     event = sink.sync_waiter()
     saver = loop.checkpointer
@@ -66,7 +69,7 @@ def _drive(loop: RunLoop, live: bool) -> Iterator[StreamPart]:
             if tasks is None:
                 break
             if tasks:
-                yield from _run_step(loop, tasks, live, event, writer)
+                yield from _run_step(loop, tasks, live, event, writer, streaming)
             loop.after_tick()
             writer.submit(loop.saves.take())
             yield from sink.drain()
@@ -80,9 +83,11 @@ def _drive(loop: RunLoop, live: bool) -> Iterator[StreamPart]:
 
 
 def _run_step(
-    loop: RunLoop, tasks: list[Task], live: bool, event: Any, writer: SyncWriter
+    loop: RunLoop, tasks: list[Task], live: bool, event: Any, writer: SyncWriter,
+    streaming: bool = False,
 ) -> Iterator[StreamPart]:
-    if len(tasks) == 1 and not live and tasks[0].timeout is None:
+    step_timeout = loop.graph.step_timeout
+    if len(tasks) == 1 and not live and tasks[0].timeout is None and step_timeout is None:
         task = tasks[0]
         try:
             run_task_sync(task)
@@ -111,11 +116,14 @@ def _run_step(
             sink.wake()
 
     limit = loop.config.get("max_concurrency") or len(tasks)
-    helpers = min(len(tasks), limit) - (0 if live else 1)
+    # Under a step timeout the caller only waits: it must be free to give up on time.
+    caller_runs = not live and not streaming and step_timeout is None
+    deadline = time.monotonic() + step_timeout if step_timeout else None
+    helpers = min(len(tasks), limit) - (1 if caller_runs else 0)
     pool = shared_pool()
     for _ in range(max(helpers, 0)):
         pool.submit(worker)
-    if not live:
+    if caller_runs:
         worker()
     finished = 0
     while True:
@@ -129,7 +137,14 @@ def _run_step(
             # what finished is kept (saved as pending writes) before the error is raised.
             if finished == len(tasks) and not done:
                 break
-        event.wait()
+        if deadline is None:
+            event.wait()
+        elif not event.wait(max(deadline - time.monotonic(), 0)) and not done:
+            # Threads cannot be cancelled: the tasks still running are abandoned and
+            # what they write is never applied; tasks not started yet never start.
+            with lock:
+                queue.clear()
+            raise TimeoutError("Timed out")
         event.clear()
     if failed:
         raise failed[0]

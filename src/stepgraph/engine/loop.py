@@ -228,7 +228,9 @@ class RunLoop:
         if not self.tasks:
             self.status = "done"
             return None
-        planner.attach_pending_writes(self)
+        if self.pending_writes:
+            planner.attach_pending_writes(self)
+            events.restored_results(self, self.tasks.values())
         if self.graph.cache is not None:
             from stepgraph.engine.caching import apply_cached
 
@@ -237,7 +239,7 @@ class RunLoop:
         if self._should_interrupt(self.interrupt_before):
             self.status = "interrupt_before"
             self.saves.interrupt_marker()
-            self.emit("updates", {INTERRUPT: ()})
+            self._emit_breakpoint()
             return None
         control = self.control
         if control is not None and control.drain_requested:
@@ -281,7 +283,7 @@ class RunLoop:
             # applied, the step's writes (and the node's error) stay pending.
             self.status = "interrupt_before"
             self.saves.interrupt_marker()
-            self.emit("updates", {INTERRUPT: ()})
+            self._emit_breakpoint()
             return
         interrupted = [t for t in tasks if t.paused]
         if interrupted:
@@ -307,9 +309,15 @@ class RunLoop:
         if self._should_interrupt(self.interrupt_after, tasks):
             self.status = "interrupt_after"
             self.saves.interrupt_marker()
-            self.emit("updates", {INTERRUPT: ()})
+            self._emit_breakpoint()
 
     # -- helpers ----------------------------------------------------------------------------
+    def _emit_breakpoint(self) -> None:
+        """A breakpoint stops the run: the root streams an empty ``__interrupt__`` update (a
+        subgraph's pause reaches the caller through its parent)."""
+        if self.parent_task is None:
+            self.emit("updates", {INTERRUPT: ()})
+
     def _stamp_delta_writes(self, task: Task) -> None:
         """Give messages written to delta keys their ids before the writes are stored."""
         from stepgraph.engine.delta import stamp_message_ids

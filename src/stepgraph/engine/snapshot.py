@@ -72,8 +72,8 @@ def snapshot(graph: Pregel, config: Any, saver: Any, saved: Any, *, apply_pendin
         info = by_id.get(tid)
         if info is None:
             continue
-        if chan == ERROR:
-            info["error"] = value
+        if chan == ERROR:  # shown as saved by LangGraph's savers: the exception's repr
+            info["error"] = repr(value) if isinstance(value, BaseException) else value
         elif chan == INTERRUPT:
             info["interrupts"] = tuple(value)
         elif chan == NO_WRITES:
@@ -93,9 +93,7 @@ def snapshot(graph: Pregel, config: Any, saver: Any, saved: Any, *, apply_pendin
                 info["interrupts"] = ()
             done.append(task)
             result = _result(info["writes"], keys)
-        state = None
-        if task.node.subgraphs:
-            state = {"configurable": {"thread_id": loop.configurable.get("thread_id"), "checkpoint_ns": task.ns}}
+        state = _task_state(loop, task)
         out_tasks.append(PregelTask(tid, task.name, task.path, info["error"], info["interrupts"], state, result))
     if apply_pending and done and len(done) == len(tasks):
         # The whole step finished but its checkpoint was not saved (a crash between the
@@ -177,10 +175,18 @@ def checkpoint_payload(loop: RunLoop, ckpt: dict[str, Any], metadata: dict[str, 
     finally:
         loop.step = saved_step
     return {
-        "config": config,
-        "parent_config": parent,
+        "config": with_checkpoint_map(config, metadata),
+        "parent_config": with_checkpoint_map(parent, metadata) if parent else None,
         "values": loop.read(loop.stream_keys),
         "metadata": metadata,
         "next": [t.name for t in tasks.values()],
-        "tasks": [{"id": t.id, "name": t.name, "interrupts": (), "state": None} for t in tasks.values()],
+        "tasks": [{"id": t.id, "name": t.name, "interrupts": (), "state": _task_state(loop, t)}
+                  for t in tasks.values()],
     }
+
+
+def _task_state(loop: RunLoop, task: Any) -> dict[str, Any] | None:
+    """A subgraph node's task points at the namespace its checkpoints are stored under."""
+    if not task.node.subgraphs:
+        return None
+    return {"configurable": {"thread_id": loop.configurable.get("thread_id"), "checkpoint_ns": task.ns}}

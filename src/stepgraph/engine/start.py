@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from stepgraph.constants import INPUT, INTERRUPT, MISSING, NULL_TASK_ID, RESUME, START
+from stepgraph.constants import INPUT, INTERRUPT, MISSING, NULL_TASK_ID, RESUME, RETURN, START
 from stepgraph.engine import planner
 from stepgraph.engine.apply import WriteSource, apply_writes
 from stepgraph.engine.input import map_command, map_input
@@ -65,7 +65,10 @@ def start_run(loop: RunLoop) -> None:
             _rerun_finished(loop)
         if writes:
             _apply_null_writes(loop, writes)
+        else:
+            _apply_saved_null_writes(loop)
         loop.resuming = True
+        loop.seen[INTERRUPT] = dict(loop.versions)  # go on past a breakpoint
         _emit_resume_values(loop)
         return
     if inp is None:
@@ -157,9 +160,11 @@ def _rerun_finished(loop: RunLoop) -> None:
 
 
 def _apply_null_writes(loop: RunLoop, writes: list[tuple[str, Any]]) -> None:
-    """Apply a Command input's writes now; saved as pending writes until the next step."""
-    loop.saves.task_writes(NULL_TASK_ID, writes, "")
-    loop.pending_writes = [w for w in loop.pending_writes if w[0] != NULL_TASK_ID]
+    """Apply a Command input's writes now, after those an earlier Command saved on this
+    checkpoint; all are saved as pending writes until the next step (the earlier ones
+    first, at the indexes they already have)."""
+    prior = _apply_saved_null_writes(loop)
+    loop.saves.task_writes(NULL_TASK_ID, [*prior, *writes], "")
     updated = apply_writes(
         loop.channels,
         loop.versions,
@@ -174,7 +179,8 @@ def _apply_null_writes(loop: RunLoop, writes: list[tuple[str, Any]]) -> None:
     _after_null_writes(loop, updated)
 
 
-def _apply_saved_null_writes(loop: RunLoop) -> None:
+def _apply_saved_null_writes(loop: RunLoop) -> list[tuple[str, Any]]:
+    """Apply the null writes saved on the checkpoint (a Command's update or goto); returns them."""
     null = [(c, v) for t, c, v in loop.pending_writes if t == NULL_TASK_ID]
     if null:
         loop.pending_writes = [w for w in loop.pending_writes if w[0] != NULL_TASK_ID]
@@ -190,29 +196,44 @@ def _apply_saved_null_writes(loop: RunLoop) -> None:
         )
         loop.updated = updated if loop.updated is None else loop.updated | updated
         _after_null_writes(loop, updated)
+    return null
 
 
 def _check_resumable(loop: RunLoop, resume: Any) -> None:
+    """A resume value needs something to resume: an interrupt, or tasks the thread stopped
+    before (a breakpoint). One value for several waiting interrupts is ambiguous."""
     from stepgraph.engine.interrupts import is_resume_map
 
-    pending = {
-        getattr(i, "id", None) or t
-        for t, c, v in loop.pending_writes
-        if c == INTERRUPT
-        for i in (v if isinstance(v, (list, tuple)) else [v])
-    }
-    if not pending:
+    hanging = _hanging_interrupts(loop)
+    if not hanging and not any(c == INTERRUPT for _, c, _ in loop.pending_writes) and (
+        not planner.plan_tasks(loop, for_execution=False)
+    ):
         raise InvalidUpdateError(
             "Command(resume=...) was given but the thread has no pending interrupt.",
             code="SG321",
-            hint="resume only a thread whose last run stopped at interrupt(); "
+            hint="resume only a thread whose last run stopped at interrupt() or a breakpoint; "
             "check graph.get_state(config).interrupts",
         )
-    if len(pending) > 1 and not is_resume_map(resume):
+    if len(hanging) > 1 and not is_resume_map(resume):
         raise RuntimeError(
             "When there are multiple pending interrupts, you must specify the interrupt id "
             "when resuming. Pass Command(resume={interrupt_id: value, ...})."
         )
+
+
+def _hanging_interrupts(loop: RunLoop) -> set[Any]:
+    """The ids of the interrupts still waiting: a task's latest interrupt, unless the task
+    already has a resume value or finished (a ``@task`` resumed earlier saved its return)."""
+    by_task: dict[str, Any] = {}
+    resumed: set[str] = set()
+    for tid, chan, value in loop.pending_writes:
+        if chan == INTERRUPT:
+            items = value if isinstance(value, (list, tuple)) else [value]
+            if items:
+                by_task[tid] = getattr(items[0], "id", None) or tid
+        elif chan == RESUME or chan == RETURN:
+            resumed.add(tid)
+    return {iid for tid, iid in by_task.items() if tid not in resumed}
 
 
 def _after_null_writes(loop: RunLoop, updated: set[str]) -> None:

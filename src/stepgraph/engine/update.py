@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Generator
 from typing import TYPE_CHECKING, Any
 
-from stepgraph.constants import END, ERROR, INPUT, INTERRUPT, NULL_TASK_ID, START
+from stepgraph.constants import END, ERROR, INPUT, INTERRUPT, NULL_TASK_ID, PUSH, START
 from stepgraph.engine import planner
 from stepgraph.engine.apply import WriteSource, apply_writes
 from stepgraph.engine.ids import task_id as make_task_id
@@ -23,6 +23,10 @@ if TYPE_CHECKING:
 
 Result = tuple[dict[str, Any], dict[str, Any], dict[str, Any], dict[str, Any]]
 """(parent config, checkpoint, metadata, new_versions) to ``put``."""
+
+TaskWrites = list[tuple[str, list[tuple[str, Any]]]]
+"""``(task_id, writes)`` of the updates, to store on the updated checkpoint first: the
+checkpoint's planned task for ``as_node`` then shows the update as its ``result``."""
 
 
 def _apply_pending(loop: RunLoop) -> None:
@@ -70,11 +74,22 @@ def _infer_as_node(loop: RunLoop) -> str:
     return best[0]
 
 
+def _planned_ids(loop: RunLoop, saved: Any) -> dict[str, list[str]]:
+    """The ids of the tasks ``saved`` plans, by node, in plan order."""
+    out: dict[str, list[str]] = {}
+    if saved is None:
+        return out
+    for tid, task in planner.plan_tasks(loop, for_execution=False).items():
+        out.setdefault(task.name, []).append(tid)
+    return out
+
+
 def compute_update(
     graph: Pregel, config: Any, saver: Any, saved: Any, updates: list[Any], delta: Any = None
-) -> Result:
-    """The checkpoint after one superstep of ``updates`` (``StateUpdate``-like tuples);
-    ``delta`` completes ``saved``'s delta keys."""
+) -> tuple[Result, TaskWrites]:
+    """The checkpoint after one superstep of ``updates`` (``StateUpdate``-like tuples),
+    and the updates' writes as the tasks of ``saved`` they stand for; ``delta`` completes
+    ``saved``'s delta keys."""
     steps = update_steps(graph, config, saver, saved, updates, delta)
     try:
         writer, task, values = next(steps)
@@ -87,7 +102,7 @@ def compute_update(
 
 async def acompute_update(
     graph: Pregel, config: Any, saver: Any, saved: Any, updates: list[Any], delta: Any = None
-) -> Result:
+) -> tuple[Result, TaskWrites]:
     """Async twin of ``compute_update``: async writers (an async router) are awaited."""
     steps = update_steps(graph, config, saver, saved, updates, delta)
     try:
@@ -104,12 +119,14 @@ async def acompute_update(
 
 def update_steps(
     graph: Pregel, config: Any, saver: Any, saved: Any, updates: list[Any], delta: Any = None
-) -> Generator[tuple[Any, Task, Any], None, Result]:
+) -> Generator[tuple[Any, Task, Any], None, tuple[Result, TaskWrites]]:
     """``compute_update`` as a generator that yields each ``(writer, task, values)`` for the
     caller to run (sync or async) and returns the result."""
     loop = loop_for(graph, config, saver, saved, delta)
     fresh = saved is None
     configurable = config.get("configurable", {})
+    planned = _planned_ids(loop, saved)
+    task_writes: TaskWrites = []
     if not fresh and "checkpoint_id" not in configurable:
         _apply_pending(loop)
     if len(updates) > 1 and any(u[1] is None for u in updates):
@@ -141,16 +158,23 @@ def update_steps(
                                      hint=f"known nodes: {sorted(graph.nodes)}")
         if not node.writers:
             raise InvalidUpdateError(f"Node {as_node} has no writers", code="SG255")
-        tid = make_task_id(loop.checkpoint_id, loop.checkpoint_ns, loop.step, as_node, "update", i)
+        ids = planned.get(as_node)
+        tid = upd[2] if len(upd) > 2 and upd[2] else ids.pop(0) if ids else make_task_id(
+            loop.checkpoint_id, loop.checkpoint_ns, loop.step, as_node, "update", i)
         task = Task(tid, as_node, ("__pregel_update", as_node, i), values, node, (INTERRUPT,), loop, loop.step)
         for writer in node.writers:
             yield writer, task, values
         sources.append(task)
+        if not fresh:
+            task_writes.append((tid, [(c, v) for c, v in task.writes if c != PUSH]))
     loop.updated = apply_writes(loop.channels, loop.versions, loop.seen, sources, loop.next_version,
                                 graph.trigger_to_nodes, loop.volatile, loop.finishable)
     loop.saves.enabled = True
     loop.saves.needs_checkpoint = True
-    step = loop.step if not fresh else 0
+    if fresh:  # a thread's first checkpoint: its input is step -1, an update step 0
+        step = -1 if source == "input" else 0
+    else:
+        step = loop.step
     loop.saves.checkpoint(source, step)
     ops = loop.saves.take()
     put = next(op for op in ops if op[0] == "put")
@@ -158,7 +182,7 @@ def update_steps(
     if saved is not None:  # an update stays in the parent checkpoints of what it updates
         metadata = {**metadata, "parents": dict((saved.metadata or {}).get("parents") or {})}
     parent_config = _parent(config, saved)
-    return parent_config, put[2], metadata, put[4]
+    return (parent_config, put[2], metadata, put[4]), task_writes
 
 
 def _parent(config: Any, saved: Any) -> dict[str, Any]:

@@ -62,10 +62,14 @@ class _TaskFunction(Generic[R]):
 
     def clear_cache(self, cache: Any) -> None:
         """Forget this task's cached results in ``cache``."""
-        cache.clear([("__pregel_ns_writes", self.name)])
+        from stepgraph.engine.caching import task_namespace
+
+        cache.clear([task_namespace(self.node)])
 
     async def aclear_cache(self, cache: Any) -> None:
-        await cache.aclear([("__pregel_ns_writes", self.name)])
+        from stepgraph.engine.caching import task_namespace
+
+        await cache.aclear([task_namespace(self.node)])
 
 
 def task(

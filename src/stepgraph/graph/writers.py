@@ -121,7 +121,7 @@ class StateUpdateWriter(Writer):
         for key, v in items:
             if key in keys:
                 writes.append((key, v))
-            elif self.lenient:
+            elif self.lenient or _subgraph_key(task, key):
                 continue
             elif key in self.managed:
                 logger.warning("Node '%s' wrote to managed value '%s'; ignoring it.", task.name, key)
@@ -133,6 +133,15 @@ class StateUpdateWriter(Writer):
                     hint=f"state keys are {sorted(keys)}; declare '{key}' in the state schema "
                     "(or a node's input schema) or stop returning it",
                 )
+
+
+def _subgraph_key(task: Task, key: str) -> bool:
+    """A node that runs a subgraph and returns its output hands back the subgraph's whole
+    state: keys of that state the parent lacks are dropped, as for a subgraph node."""
+    subgraphs = task.node.subgraphs
+    return bool(subgraphs) and task.subgraph_calls > 0 and any(
+        key in getattr(g, "channels", ()) for g in subgraphs
+    )
 
 
 class EdgeWriter(Writer):

@@ -109,6 +109,17 @@ class PregelAPI:
         live = (bool({"custom", "messages"} & mode_set) or self.stream_eager) and parent is None
         return _Run(loop, single, subgraphs, version, live)
 
+    # -- composition with langchain-core runnables ------------------------------------------
+    def __or__(self, other: Any) -> Any:
+        from stepgraph.pregel.runnable import compose
+
+        return compose(self, other)
+
+    def __ror__(self, other: Any) -> Any:
+        from stepgraph.pregel.runnable import compose
+
+        return compose(other, self)
+
     # -- sync ---------------------------------------------------------------------------------
     def stream(
         self, input: Any, config: Any = None, *, context: Any = None, stream_mode: Any = None,
@@ -129,7 +140,8 @@ class PregelAPI:
             durability=_durability(durability, kwargs), subgraphs=subgraphs, context=context,
             version=version, control=control,
         )
-        for part in drive_sync(run.loop, live=run.live):
+        streaming = run.loop.parent_task is None
+        for part in drive_sync(run.loop, live=run.live, streaming=streaming):
             yield part if raw else shape(part, run.single, run.subgraphs, run.version)
         _raise_nested_interrupt(run.loop)
 
@@ -181,10 +193,14 @@ class PregelAPI:
             durability=_durability(durability, kwargs), subgraphs=subgraphs, context=context,
             version=version, control=control,
         )
+        from contextlib import aclosing
+
         from stepgraph.engine.driver_async import drive_async
 
-        async for part in drive_async(run.loop):
-            yield part if raw else shape(part, run.single, run.subgraphs, run.version)
+        # closed at once when the consumer stops early: the step's tasks are cancelled now
+        async with aclosing(drive_async(run.loop)) as parts:
+            async for part in parts:
+                yield part if raw else shape(part, run.single, run.subgraphs, run.version)
         _raise_nested_interrupt(run.loop)
 
     async def ainvoke(

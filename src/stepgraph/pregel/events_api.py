@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import AsyncIterator, Iterator
+from contextlib import aclosing
 from typing import TYPE_CHECKING, Any
 
 from stepgraph.stream.events_v2 import INTERNAL_MODES, EventConverter, EventFilter
 
 if TYPE_CHECKING:
+    import asyncio
+
     from stepgraph.pregel.main import Pregel
 
 _FILTERS = ("include_names", "include_types", "include_tags", "exclude_names", "exclude_types",
@@ -30,13 +34,31 @@ class EventsAPI:
     ) -> AsyncIterator[dict[str, Any]]:
         """Yield ``on_chain_*`` events for the graph and its nodes and ``on_chat_model_*``
         events for chat models called in nodes (those need langchain-core)."""
-        events = _Events(self.name, input, version, kwargs)
-        for event in events.start():
-            yield event
-        async for part in self.astream(input, config, stream_mode=INTERNAL_MODES, subgraphs=True,
-                                       _raw_parts=True, **kwargs):
-            for event in events.convert(part):
+        events = _Events(self.name, input, version, kwargs, config)
+        parts = self.astream(input, config, stream_mode=INTERNAL_MODES, subgraphs=True,
+                             _raw_parts=True, **kwargs)
+        # As in LangGraph the run goes on while the consumer holds an event; a consumer
+        # that stops (or is cancelled) cancels it, and waits for its last save.
+        import asyncio  # here, not at the top: ``import stepgraph`` stays free of asyncio
+
+        queue: asyncio.Queue[Any] = asyncio.Queue()
+        producer = asyncio.ensure_future(_produce(parts, queue))
+        try:
+            for event in events.start():
                 yield event
+            while True:
+                item = await queue.get()
+                if item is _DONE:
+                    break
+                if isinstance(item, _Failed):
+                    raise item.error
+                for event in events.convert(item):
+                    yield event
+        finally:
+            if not producer.done():
+                producer.cancel()
+            with contextlib.suppress(BaseException):
+                await producer
         for event in events.end():
             yield event
 
@@ -45,7 +67,7 @@ class EventsAPI:
         **kwargs: Any,
     ) -> Iterator[dict[str, Any]]:
         """Sync twin of ``astream_events``."""
-        events = _Events(self.name, input, version, kwargs)
+        events = _Events(self.name, input, version, kwargs, config)
         yield from events.start()
         for part in self.stream(input, config, stream_mode=INTERNAL_MODES, subgraphs=True,
                                 _raw_parts=True, **kwargs):
@@ -53,14 +75,45 @@ class EventsAPI:
         yield from events.end()
 
 
+_DONE = object()
+
+
+class _Failed:
+    __slots__ = ("error",)
+
+    def __init__(self, error: BaseException) -> None:
+        self.error = error
+
+
+async def _produce(parts: Any, queue: asyncio.Queue[Any]) -> None:
+    """Run the graph (``parts``, its raw stream) into ``queue``, then ``_DONE`` or the error."""
+    import asyncio
+
+    try:
+        async with aclosing(parts):
+            async for part in parts:
+                queue.put_nowait(part)
+    except asyncio.CancelledError:
+        raise
+    except BaseException as exc:  # noqa: BLE001 - handed to the consumer
+        queue.put_nowait(_Failed(exc))
+        return
+    queue.put_nowait(_DONE)
+
+
 class _Events:
     """The filtered events of one run, shared by the sync and async twins. Takes the filter
     keyword arguments out of ``kwargs`` (the rest go to ``stream``)."""
 
-    def __init__(self, name: str, input: Any, version: str, kwargs: dict[str, Any]) -> None:
+    def __init__(self, name: str, input: Any, version: str, kwargs: dict[str, Any],
+                 config: Any = None) -> None:
         _check_version(version)
         self.filter = EventFilter(**{k: kwargs.pop(k) for k in _FILTERS if k in kwargs})
-        self.converter = EventConverter(name, input)
+        # the run streams its own modes; ``stream_mode="values"`` makes the graph's chunks values
+        mode = kwargs.pop("stream_mode", None)
+        run_id = (config or {}).get("run_id")
+        self.converter = EventConverter(name, input, run_id,
+                                        "values" if mode == "values" else "updates")
 
     def start(self) -> list[dict[str, Any]]:
         return [self.converter.start] if self.filter.allows(self.converter.start) else []

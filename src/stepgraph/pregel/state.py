@@ -14,7 +14,7 @@ from stepgraph.engine.delta import aload_history, load_history
 from stepgraph.engine.snapshot import snapshot
 from stepgraph.engine.timetravel import recast_ns, with_checkpoint_map
 from stepgraph.engine.update import acompute_update, compute_fork, compute_update
-from stepgraph.errors import StepgraphError
+from stepgraph.errors import InvalidUpdateError, StepgraphError
 
 if TYPE_CHECKING:
     from stepgraph.pregel.main import Pregel
@@ -127,8 +127,18 @@ class StateAPI:
         config = _stable_ns(graph, config)
         saved = saver.get_tuple(config)
         for updates in steps:
-            result = _compute(graph, config, saver, saved, updates,
-                              load_history(saver, graph, saved))
+            if updates[0][1] == _COPY:  # a fork, then maybe an update of it
+                result = _fork(saved, updates)
+                config = with_checkpoint_map(saver.put(*result), result[2])
+                saved = saver.get_tuple(config)
+                updates = _after_fork(updates[0][0])
+                if not updates:
+                    continue
+            result, task_writes = compute_update(graph, config, saver, saved, updates,
+                                                 load_history(saver, graph, saved))
+            for tid, writes in task_writes:
+                if writes:
+                    saver.put_writes(_own_config(saved), writes, tid)
             config = with_checkpoint_map(saver.put(*result), result[2])
             saved = saver.get_tuple(config)
         return config
@@ -141,8 +151,18 @@ class StateAPI:
         config = _stable_ns(graph, config)
         saved = await saver.aget_tuple(config)
         for updates in steps:
-            result = await _acompute(graph, config, saver, saved, updates,
-                                     await aload_history(saver, graph, saved))
+            if updates[0][1] == _COPY:
+                result = _fork(saved, updates)
+                config = with_checkpoint_map(await saver.aput(*result), result[2])
+                saved = await saver.aget_tuple(config)
+                updates = _after_fork(updates[0][0])
+                if not updates:
+                    continue
+            result, task_writes = await acompute_update(graph, config, saver, saved, updates,
+                                                        await aload_history(saver, graph, saved))
+            for tid, writes in task_writes:
+                if writes:
+                    await saver.aput_writes(_own_config(saved), writes, tid)
             config = with_checkpoint_map(await saver.aput(*result), result[2])
             saved = await saver.aget_tuple(config)
         return config
@@ -222,20 +242,28 @@ async def _aread_state(graph: Pregel, config: Any, saver: Any, subgraphs: bool) 
     return snap._replace(tasks=tuple(tasks))
 
 
-def _compute(graph: Pregel, config: Any, saver: Any, saved: Any,
-             updates: list[tuple[Any, Any, Any]], delta: Any = None) -> Any:
-    if any(u[1] == _COPY for u in updates):
-        if len(updates) > 1:
-            raise ValueError("Cannot copy checkpoint with multiple updates")
-        return compute_fork(saved)
-    parent, ckpt, metadata, new_versions = compute_update(graph, config, saver, saved, updates,
-                                                          delta)
-    return parent, ckpt, metadata, new_versions
+def _fork(saved: Any, updates: list[tuple[Any, Any, Any]]) -> Any:
+    if len(updates) > 1:
+        raise InvalidUpdateError("Cannot copy checkpoint with multiple updates", code="SG257",
+                                 hint="apply __copy__ alone in its superstep; pass the updates to "
+                                 "make on the copy as its values: [StateUpdate(values, as_node), ...]")
+    return compute_fork(saved)
 
 
-async def _acompute(graph: Pregel, config: Any, saver: Any, saved: Any,
-                    updates: list[tuple[Any, Any, Any]], delta: Any = None) -> Any:
-    """Async twin of ``_compute`` (an async router of ``as_node`` is awaited)."""
-    if any(u[1] == _COPY for u in updates):
-        return _compute(graph, config, saver, saved, updates, delta)
-    return await acompute_update(graph, config, saver, saved, updates, delta)
+def _after_fork(values: Any) -> list[tuple[Any, Any, Any]]:
+    """``__copy__`` given a list of updates: they are applied to the copy as one superstep,
+    grouped by node (the n-th update of a node stands for the copy's n-th task of it)."""
+    if not isinstance(values, (list, tuple)) or not values:
+        return []
+    by_node: dict[Any, list[tuple[Any, Any, Any]]] = {}
+    for item in values:
+        if not isinstance(item, (list, tuple)) or len(item) < 2:
+            raise InvalidUpdateError(f"Invalid update item: {item!r} when copying checkpoint",
+                                     code="SG258", hint="each item is StateUpdate(values, as_node)")
+        by_node.setdefault(item[1], []).append(
+            (item[0], item[1], item[2] if len(item) > 2 else None))
+    return [u for group in by_node.values() for u in group]
+
+
+def _own_config(saved: Any) -> dict[str, Any]:
+    return {"configurable": dict(saved.config["configurable"])}

@@ -92,6 +92,17 @@ def task_start(loop: RunLoop, task: Task) -> None:
     loop.emit("debug", {"step": task.step, "timestamp": _now(), "type": "task", "payload": payload})
 
 
+def restored_results(loop: RunLoop, tasks: Any) -> None:
+    """Tasks a resumed run does not rerun (their writes were saved): their updates again,
+    marked ``cached``."""
+    if "updates" not in loop.sink.modes:
+        return
+    for task in tasks:
+        if task.cached_done and task.writes and not task.node.hidden:
+            loop.emit("updates", {task.label or task.name: update_payload(loop, task),
+                                  "__metadata__": {"cached": True}})
+
+
 def task_result(loop: RunLoop, task: Task) -> None:
     modes = loop.sink.modes
     if task.cached:
@@ -100,8 +111,12 @@ def task_result(loop: RunLoop, task: Task) -> None:
         return
     if "updates" in modes and task.error is None and not task.paused:
         loop.emit("updates", {task.label or task.name: update_payload(loop, task)})
-    elif "updates" in modes and task.paused:
-        loop.emit("updates", {INTERRUPT: tuple(task.interrupts)})
+    elif task.paused and task.interrupts:
+        # A subgraph paused at a breakpoint has no interrupts: the root says so at the end.
+        if "updates" in modes:
+            loop.emit("updates", {INTERRUPT: tuple(task.interrupts)})
+        if "values" in modes and not isinstance(loop.stream_keys, str):
+            loop.emit("values", {**loop.read(loop.stream_keys), INTERRUPT: tuple(task.interrupts)})
     if "tasks" not in modes and "debug" not in modes:
         return
     result: dict[str, Any] = {}
@@ -130,16 +145,23 @@ def task_result(loop: RunLoop, task: Task) -> None:
 
 
 def interrupt_values(loop: RunLoop, tasks: list[Task]) -> None:
-    """At an interrupt: ``values`` with the finished tasks' writes applied on a copy."""
-    if "values" not in loop.sink.modes:
+    """A root run stopping on an interrupt: ``values`` with the finished tasks' writes
+    applied on a copy (when they wrote to the output), and, when no task left an interrupt
+    (subgraphs paused at breakpoints), an empty ``__interrupt__`` update. Each interrupt
+    was streamed when its task stopped (``task_result``)."""
+    if loop.parent_task is not None:
         return
-    from stepgraph.engine.fresh import read_with_writes
+    modes = loop.sink.modes
+    if "values" in modes:
+        from stepgraph.engine.fresh import read_with_writes
 
-    done = [t for t in tasks if not t.paused and t.error is None]
-    values = read_with_writes(loop, done, loop.stream_keys)
-    if isinstance(values, dict):
-        values = {**values, INTERRUPT: tuple(i for t in tasks for i in t.interrupts)}
-    loop.emit("values", values)
+        done = [t for t in tasks if not t.paused and t.error is None]
+        keys = loop.output_keys
+        keyset = {keys} if isinstance(keys, str) else set(keys)
+        if any(c in keyset for t in done for c, _ in t.writes):
+            loop.emit("values", read_with_writes(loop, done, loop.stream_keys))
+    if "updates" in modes and not any(t.interrupts for t in tasks):
+        loop.emit("updates", {INTERRUPT: ()})
 
 
 def checkpoint_event(loop: RunLoop, ckpt: dict[str, Any], metadata: dict[str, Any], parent_id: str | None) -> None:

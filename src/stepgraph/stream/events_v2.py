@@ -51,9 +51,12 @@ class EventFilter:
 class EventConverter:
     """Turns ``(ns, mode, payload)`` parts of one run into stream events, in order."""
 
-    def __init__(self, graph_name: str, graph_input: Any, run_id: str | None = None) -> None:
+    def __init__(self, graph_name: str, graph_input: Any, run_id: str | None = None,
+                 chunk_mode: str = "updates") -> None:
         self.graph_name = graph_name
-        self.run_id = run_id or str(uuid.uuid4())
+        self.run_id = str(run_id) if run_id else str(uuid.uuid4())
+        self.chunk_mode = chunk_mode
+        """What the graph's ``on_chain_stream`` chunks are: ``updates`` or ``values``."""
         self.inputs: dict[str, Any] = {}
         self.steps: dict[str, int] = {}
         self.last_values: Any = None
@@ -86,7 +89,10 @@ class EventConverter:
                 yield from self._flush(payload["payload"]["name"])
         elif mode == "values" and not ns:
             self.last_values = payload
-        elif mode == "updates" and not ns:
+            if self.chunk_mode == "values":
+                yield self._event("on_chain_stream", self.graph_name, self.run_id, [], [], {},
+                                  {"chunk": payload})
+        elif mode == "updates" and not ns and self.chunk_mode == "updates":
             # the graph's chunk follows the node's own end event, as in LangGraph
             self.pending.append(self._event("on_chain_stream", self.graph_name, self.run_id, [],
                                             [], {}, {"chunk": payload}))
