@@ -57,6 +57,7 @@ class Pregel(PregelAPI, StateAPI, EventsAPI):
         step_timeout: float | None = None,
         auto_validate: bool = True,
         stream_eager: bool = False,
+        stream_transformers: Sequence[Any] | None = None,
         **deprecated: Any,
     ) -> None:
         from stepgraph.channels import Topic
@@ -105,6 +106,8 @@ class Pregel(PregelAPI, StateAPI, EventsAPI):
         self.config = config
         self.name = name
         self.step_timeout = step_timeout
+        self.stream_transformers: tuple[Any, ...] = tuple(stream_transformers or ())
+        """Transformer factories of every ``stream_events(version="v3")`` run."""
         self.managed: dict[str, Any] = {}
         self._trigger_to_nodes = dict(trigger_to_nodes) if trigger_to_nodes else None
         self._kinds: tuple[tuple[str, ...], tuple[str, ...]] | None = None
