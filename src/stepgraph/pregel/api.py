@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
 
 class _Run:
-    __slots__ = ("loop", "single", "subgraphs", "version", "live")
+    __slots__ = ("loop", "single", "subgraphs", "version", "live", "maps")
 
     def __init__(self, loop: RunLoop, single: bool, subgraphs: bool, version: str, live: bool) -> None:
         self.loop = loop
@@ -32,6 +32,15 @@ class _Run:
         self.subgraphs = subgraphs
         self.version = version
         self.live = live
+        self.maps: Any = None
+        if version == "v2":
+            from stepgraph.stream.typed_v2 import mappers
+
+            maps = mappers(loop.graph)
+            self.maps = maps if maps != (None, None) else None
+
+    def shape(self, part: Any) -> Any:
+        return shape(part, self.single, self.subgraphs, self.version, self.maps)
 
 
 class PregelAPI:
@@ -129,7 +138,7 @@ class PregelAPI:
             version=version, control=control,
         )
         for part in drive_sync(run.loop, live=run.live):
-            yield part if raw else shape(part, run.single, run.subgraphs, run.version)
+            yield part if raw else run.shape(part)
         _raise_nested_interrupt(run.loop)
 
     def invoke(
@@ -149,10 +158,11 @@ class PregelAPI:
                 input, config, stream_mode=None, output_keys=output_keys,
                 interrupt_before=interrupt_before, interrupt_after=interrupt_after,
                 durability=durability, context=context, values_only=True, control=control,
+                version=version,
             )
             for _ in drive_sync(run.loop):
                 pass
-            return _result(run.loop, version)
+            return _result(run.loop, version, run)
         return list(
             self.stream(
                 input, config, context=context, stream_mode=stream_mode, output_keys=output_keys,
@@ -183,7 +193,7 @@ class PregelAPI:
         from stepgraph.engine.driver_async import drive_async
 
         async for part in drive_async(run.loop):
-            yield part if raw else shape(part, run.single, run.subgraphs, run.version)
+            yield part if raw else run.shape(part)
         _raise_nested_interrupt(run.loop)
 
     async def ainvoke(
@@ -199,12 +209,13 @@ class PregelAPI:
                 input, config, stream_mode=None, output_keys=output_keys,
                 interrupt_before=interrupt_before, interrupt_after=interrupt_after,
                 durability=durability, context=context, values_only=True, control=control,
+                version=version,
             )
             from stepgraph.engine.driver_async import drive_async
 
             async for _ in drive_async(run.loop):
                 pass
-            return _result(run.loop, version)
+            return _result(run.loop, version, run)
         return [
             chunk
             async for chunk in self.astream(
@@ -255,12 +266,16 @@ def _raise_drained(loop: RunLoop) -> None:
     raise GraphDrained((control.drain_reason if control is not None else None) or "shutdown")
 
 
-def _result(loop: RunLoop, version: str) -> Any:
+def _result(loop: RunLoop, version: str, run: _Run) -> Any:
     _raise_nested_interrupt(loop)
     if version == "v2":
+        from stepgraph.stream.typed_v2 import typed
         from stepgraph.types import GraphOutput
 
-        return GraphOutput(loop.read(loop.output_keys), tuple(loop.interrupts))
+        value = loop.read(loop.output_keys)
+        if run.maps is not None:
+            value = typed("values", value, run.maps)
+        return GraphOutput(value, tuple(loop.interrupts))
     out = loop.output()
     return out
 

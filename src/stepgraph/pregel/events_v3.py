@@ -9,6 +9,7 @@ points share everything but the iterator and the run-stream class.
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -79,7 +80,7 @@ def _plan(graph: Pregel, config: Any, transformers: Any, kwargs: dict[str, Any],
     # (also when it runs inside another graph's node), so the root scope is always ``()``.
     mux = StreamMux(factories=factories, scope=(), is_async=is_async)
     config = ensure_config(config)
-    config["configurable"] = {**config["configurable"], V3_KEY: True}
+    config["configurable"] = {**config["configurable"], V3_KEY: uuid.uuid4().hex}
     stream_kwargs = {**kwargs, "stream_mode": required_modes(mux), "subgraphs": True,
                      "version": "v2"}
     return mux, config, stream_kwargs

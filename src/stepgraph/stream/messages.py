@@ -96,7 +96,7 @@ class _RunMessages:
         self.extra = _graph_metadata(loop)
         self.seen = seen
         self._handler: Any = None
-        self.v3 = bool(loop.configurable.get(V3_KEY))
+        self.v3 = _is_v3(loop)
 
     def owns(self, task: Task | None) -> bool:
         """Whether an event seen now belongs to this run (not to a graph nested in a node)."""
@@ -141,6 +141,20 @@ class _RunMessages:
 
             self._handler = (handler_class_v3() if self.v3 else handler_class())(self)
         return self._handler
+
+
+def _is_v3(loop: RunLoop) -> bool:
+    """Whether chat models of this run report v3 protocol events: the run was started by
+    ``stream_events(version="v3")`` (its ``V3_KEY`` token), or it is a subgraph of such a run
+    whose own caller does not read ``messages`` itself (a graph streamed with
+    ``stream_mode="messages"`` inside a v3 run's node keeps the v1 chunks)."""
+    token = loop.configurable.get(V3_KEY)
+    if not token:
+        return False
+    parent = loop.parent_task
+    if parent is None or parent.run.configurable.get(V3_KEY) != token:
+        return True
+    return MODE not in getattr(loop.sink, "local", ())
 
 
 def _graph_metadata(loop: RunLoop) -> dict[str, Any]:
