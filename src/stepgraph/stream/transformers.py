@@ -16,6 +16,7 @@ from stepgraph.stream.transformers_lifecycle import (
 )
 from stepgraph.stream.transformers_messages import MessagesTransformer
 from stepgraph.stream.transformers_subgraph import SubgraphTransformer
+from stepgraph.stream.transformers_tools import ToolCallStream, ToolCallTransformer
 
 __all__ = [
     "CheckpointsTransformer",
@@ -27,6 +28,8 @@ __all__ = [
     "SubgraphStatus",
     "SubgraphTransformer",
     "TasksTransformer",
+    "ToolCallStream",
+    "ToolCallTransformer",
     "UpdatesTransformer",
     "ValuesTransformer",
     "_TasksLifecycleBase",
