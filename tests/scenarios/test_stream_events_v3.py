@@ -315,3 +315,20 @@ def test_v2_invoke_and_stream_type_pydantic_state(v3: V3) -> None:
     assert result.value == P(x="a")
     assert [p["data"] for p in parts] == [P(x=""), P(x="a")]
     assert graph.invoke({"x": ""}) == {"x": "a"}  # v1 keeps dicts
+
+
+def test_a_v3_run_inside_a_node_sees_its_own_subgraphs(v3: V3) -> None:
+    class N(TypedDict, total=False):
+        x: str
+        seen: list[str]
+
+    inner = nested()
+
+    def node(s: N) -> N:
+        run = inner.stream_events({"x": ""}, version="v3")
+        names = [h.graph_name for h in run.subgraphs]
+        return {"seen": [*names, run.output["x"]]}
+
+    graph = StateGraph(N).add_node("n", node).add_edge(START, "n").compile()
+    _, output = v3.values_and_output(graph, {"x": ""})
+    assert output["seen"] == ["sub", "ai"]

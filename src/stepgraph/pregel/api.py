@@ -85,7 +85,8 @@ class PregelAPI:
         sink: StreamSink
         if parent is not None and parent.run.sink.subgraphs:
             ns = config["configurable"]["checkpoint_ns"]
-            sink = ForwardingSink(parent.run.sink, mode_set, tuple(ns.split("|")) if ns else ())
+            sink = ForwardingSink(parent.run.sink, mode_set, tuple(ns.split("|")) if ns else (),
+                                  local_subgraphs=subgraphs)
         elif parent is not None:
             ns = config["configurable"]["checkpoint_ns"]
             sink = StreamSink(mode_set, subgraphs=subgraphs, base=tuple(ns.split("|")) if ns else ())
