@@ -126,12 +126,12 @@ class _RemoteRunBase:
     def extensions(self) -> Mapping[str, Any]:
         return _ProjectionRegistry(self._sdk)
 
-    def _cancel_args(self) -> tuple[Any, Any] | None:
-        """(thread id, run id) of a started run to cancel on abort."""
+    def _start_abort(self) -> bool:
+        """Mark the stream closed; ``False`` when it already was (abort is idempotent)."""
         if self._closed:
-            return None
+            return False
         self._closed = True
-        return (self._sdk.thread_id, self._run_id) if self._run_id is not None else ()
+        return True
 
 
 class _RemoteGraphRunStream(_RemoteRunBase):
@@ -174,12 +174,11 @@ class _RemoteGraphRunStream(_RemoteRunBase):
 
     def abort(self) -> None:
         """Cancel the run (if started) and close the stream."""
-        ids = self._cancel_args()
-        if ids is None:
+        if not self._start_abort():
             return
-        if ids:
+        if self._run_id is not None:
             try:
-                self._client.runs.cancel(*ids, wait=False)
+                self._client.runs.cancel(self._sdk.thread_id, self._run_id, wait=False)
             except Exception:
                 _log.debug("abort: cancelling the remote run failed", exc_info=True)
         try:
@@ -233,12 +232,11 @@ class _AsyncRemoteGraphRunStream(_RemoteRunBase):
         return list(self._sdk.interrupts)
 
     async def abort(self) -> None:
-        ids = self._cancel_args()
-        if ids is None:
+        if not self._start_abort():
             return
-        if ids:
+        if self._run_id is not None:
             try:
-                await self._client.runs.cancel(*ids, wait=False)
+                await self._client.runs.cancel(self._sdk.thread_id, self._run_id, wait=False)
             except Exception:
                 _log.debug("abort: cancelling the remote run failed", exc_info=True)
         try:
