@@ -86,9 +86,9 @@ def test_chat_model_events() -> None:
 
 
 def test_unsupported_version_raises() -> None:
-    """version='v3' is not supported by stream_events."""
+    """An unknown version is refused (v3 returns a run stream: tests/unit/stream/)."""
     with pytest.raises(NotImplementedError):
-        list(_chain().stream_events({"x": 1}, version="v3"))
+        list(_chain().stream_events({"x": 1}, version="v4"))
 
 
 @pytest.mark.parametrize("driver", ["sync", "async"])

@@ -259,16 +259,20 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
     def compile(
         self, checkpointer: Any = None, *, cache: Any = None, store: Any = None,
         interrupt_before: Any = None, interrupt_after: Any = None, debug: bool = False,
-        name: str | None = None, **kwargs: Any,
+        name: str | None = None, transformers: Any = None, **kwargs: Any,
     ) -> Any:
-        """Validate and build the runnable graph (a ``CompiledStateGraph``)."""
+        """Validate and build the runnable graph (a ``CompiledStateGraph``). ``transformers``:
+        stream transformer factories of its ``stream_events(version="v3")`` runs."""
         from stepgraph.graph.compile import compile_graph
 
-        return compile_graph(
+        graph = compile_graph(
             self, checkpointer=checkpointer, cache=cache, store=store,
             interrupt_before=interrupt_before, interrupt_after=interrupt_after, debug=debug,
             name=name,
         )
+        if transformers:
+            graph.stream_transformers = tuple(transformers)
+        return graph
 
 
 def _legacy_node_kwargs(kwargs: dict[str, Any], input_schema: Any, retry_policy: Any) -> tuple[Any, Any]:

@@ -23,6 +23,7 @@ from stepgraph.prebuilt._compat import ensure_command_is_tool_output  # noqa: E4
 
 ensure_command_is_tool_output()
 
+from stepgraph.prebuilt._tool_call_transformer import ToolCallTransformer  # noqa: E402
 from stepgraph.prebuilt.chat_agent_executor import (  # noqa: E402
     AgentState,
     AgentStatePydantic,
@@ -49,6 +50,7 @@ __all__ = [
     "InjectedStore",
     "MissingDependencyError",
     "ToolCallRequest",
+    "ToolCallTransformer",
     "ToolNode",
     "ToolRuntime",
     "ValidationNode",

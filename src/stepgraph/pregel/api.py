@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
 
 class _Run:
-    __slots__ = ("loop", "single", "subgraphs", "version", "live")
+    __slots__ = ("loop", "single", "subgraphs", "version", "live", "maps")
 
     def __init__(self, loop: RunLoop, single: bool, subgraphs: bool, version: str, live: bool) -> None:
         self.loop = loop
@@ -32,6 +32,15 @@ class _Run:
         self.subgraphs = subgraphs
         self.version = version
         self.live = live
+        self.maps: Any = None
+        if version == "v2":
+            from stepgraph.stream.typed_v2 import mappers
+
+            maps = mappers(loop.graph)
+            self.maps = maps if maps != (None, None) else None
+
+    def shape(self, part: Any) -> Any:
+        return shape(part, self.single, self.subgraphs, self.version, self.maps)
 
 
 class PregelAPI:
@@ -77,7 +86,8 @@ class PregelAPI:
         sink: StreamSink
         if parent is not None and parent.run.sink.subgraphs:
             ns = config["configurable"]["checkpoint_ns"]
-            sink = ForwardingSink(parent.run.sink, mode_set, tuple(ns.split("|")) if ns else ())
+            sink = ForwardingSink(parent.run.sink, mode_set, tuple(ns.split("|")) if ns else (),
+                                  local_subgraphs=subgraphs)
         elif parent is not None:
             ns = config["configurable"]["checkpoint_ns"]
             sink = StreamSink(mode_set, subgraphs=subgraphs, base=tuple(ns.split("|")) if ns else ())
@@ -142,7 +152,7 @@ class PregelAPI:
         )
         streaming = run.loop.parent_task is None
         for part in drive_sync(run.loop, live=run.live, streaming=streaming):
-            yield part if raw else shape(part, run.single, run.subgraphs, run.version)
+            yield part if raw else run.shape(part)
         _raise_nested_interrupt(run.loop)
 
     def invoke(
@@ -162,10 +172,11 @@ class PregelAPI:
                 input, config, stream_mode=None, output_keys=output_keys,
                 interrupt_before=interrupt_before, interrupt_after=interrupt_after,
                 durability=durability, context=context, values_only=True, control=control,
+                version=version,
             )
             for _ in drive_sync(run.loop):
                 pass
-            return _result(run.loop, version)
+            return _result(run.loop, version, run)
         return list(
             self.stream(
                 input, config, context=context, stream_mode=stream_mode, output_keys=output_keys,
@@ -200,7 +211,7 @@ class PregelAPI:
         # closed at once when the consumer stops early: the step's tasks are cancelled now
         async with aclosing(drive_async(run.loop)) as parts:
             async for part in parts:
-                yield part if raw else shape(part, run.single, run.subgraphs, run.version)
+                yield part if raw else run.shape(part)
         _raise_nested_interrupt(run.loop)
 
     async def ainvoke(
@@ -216,12 +227,13 @@ class PregelAPI:
                 input, config, stream_mode=None, output_keys=output_keys,
                 interrupt_before=interrupt_before, interrupt_after=interrupt_after,
                 durability=durability, context=context, values_only=True, control=control,
+                version=version,
             )
             from stepgraph.engine.driver_async import drive_async
 
             async for _ in drive_async(run.loop):
                 pass
-            return _result(run.loop, version)
+            return _result(run.loop, version, run)
         return [
             chunk
             async for chunk in self.astream(
@@ -272,12 +284,16 @@ def _raise_drained(loop: RunLoop) -> None:
     raise GraphDrained((control.drain_reason if control is not None else None) or "shutdown")
 
 
-def _result(loop: RunLoop, version: str) -> Any:
+def _result(loop: RunLoop, version: str, run: _Run) -> Any:
     _raise_nested_interrupt(loop)
     if version == "v2":
+        from stepgraph.stream.typed_v2 import typed
         from stepgraph.types import GraphOutput
 
-        return GraphOutput(loop.read(loop.output_keys), tuple(loop.interrupts))
+        value = loop.read(loop.output_keys)
+        if run.maps is not None:
+            value = typed("values", value, run.maps)
+        return GraphOutput(value, tuple(loop.interrupts))
     out = loop.output()
     return out
 

@@ -21,19 +21,31 @@ _FILTERS = ("include_names", "include_types", "include_tags", "exclude_names", "
 def _check_version(version: str) -> None:
     if version not in ("v1", "v2"):
         raise NotImplementedError(
-            f"astream_events(version={version!r}) is not supported; use version='v2'."
+            f"astream_events(version={version!r}) is not supported; use 'v1', 'v2' or 'v3'."
         )
 
 
 class EventsAPI:
     """Mixin of ``Pregel``: stream events for UIs that consume LangChain's event format."""
 
-    async def astream_events(
+    def astream_events(
         self: Pregel, input: Any, config: Any = None, *, version: str = "v2",  # type: ignore[misc]
-        **kwargs: Any,
-    ) -> AsyncIterator[dict[str, Any]]:
+        transformers: Any = None, **kwargs: Any,
+    ) -> Any:
         """Yield ``on_chain_*`` events for the graph and its nodes and ``on_chat_model_*``
-        events for chat models called in nodes (those need langchain-core)."""
+        events for chat models called in nodes (those need langchain-core).
+
+        ``version="v3"``: an awaitable of an ``AsyncGraphRunStream`` (``docs/v3-streaming.md``);
+        ``transformers`` adds stream transformers to it."""
+        if version == "v3":
+            from stepgraph.pregel.events_v3 import astream_v3
+
+            return astream_v3(self, input, config, transformers, kwargs)
+        return self._astream_events(input, config, version, kwargs)
+
+    async def _astream_events(
+        self: Pregel, input: Any, config: Any, version: str, kwargs: dict[str, Any],  # type: ignore[misc]
+    ) -> AsyncIterator[dict[str, Any]]:
         events = _Events(self.name, input, version, kwargs, config)
         parts = self.astream(input, config, stream_mode=INTERNAL_MODES, subgraphs=True,
                              _raw_parts=True, **kwargs)
@@ -64,9 +76,18 @@ class EventsAPI:
 
     def stream_events(
         self: Pregel, input: Any, config: Any = None, *, version: str = "v2",  # type: ignore[misc]
-        **kwargs: Any,
+        transformers: Any = None, **kwargs: Any,
+    ) -> Any:
+        """Sync twin of ``astream_events`` (``version="v3"``: a ``GraphRunStream``)."""
+        if version == "v3":
+            from stepgraph.pregel.events_v3 import stream_v3
+
+            return stream_v3(self, input, config, transformers, kwargs)
+        return self._stream_events(input, config, version, kwargs)
+
+    def _stream_events(
+        self: Pregel, input: Any, config: Any, version: str, kwargs: dict[str, Any],  # type: ignore[misc]
     ) -> Iterator[dict[str, Any]]:
-        """Sync twin of ``astream_events``."""
         events = _Events(self.name, input, version, kwargs, config)
         yield from events.start()
         for part in self.stream(input, config, stream_mode=INTERNAL_MODES, subgraphs=True,

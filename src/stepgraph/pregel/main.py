@@ -58,6 +58,7 @@ class Pregel(PregelAPI, StateAPI, EventsAPI, SchemaAPI):
         step_timeout: float | None = None,
         auto_validate: bool = True,
         stream_eager: bool = False,
+        stream_transformers: Sequence[Any] | None = None,
         **deprecated: Any,
     ) -> None:
         from stepgraph.channels import Topic
@@ -108,6 +109,8 @@ class Pregel(PregelAPI, StateAPI, EventsAPI, SchemaAPI):
         self.step_timeout = step_timeout
         self.stream_eager = stream_eager
         """Stream parts as tasks produce them, not after each step (entrypoints do)."""
+        self.stream_transformers: tuple[Any, ...] = tuple(stream_transformers or ())
+        """Transformer factories of every ``stream_events(version="v3")`` run."""
         self.managed: dict[str, Any] = {}
         self._trigger_to_nodes = dict(trigger_to_nodes) if trigger_to_nodes else None
         self._kinds: tuple[tuple[str, ...], tuple[str, ...]] | None = None

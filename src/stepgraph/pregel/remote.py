@@ -29,6 +29,7 @@ from typing import Any
 from stepgraph.config import ensure_config
 from stepgraph.errors import StepgraphError
 from stepgraph.remote.events import RemoteCall, plan_call
+from stepgraph.remote.run_stream import V3_SUPPORTED_KWARGS as _V3_SUPPORTED_KWARGS
 from stepgraph.remote.wire import (
     RemoteConfigError,
     RemoteException,
@@ -38,11 +39,15 @@ from stepgraph.remote.wire import (
     make_clients,
     snapshot_of,
     thread_id_of,
+    tracing_headers,
     update_result,
 )
 from stepgraph.types import StateSnapshot
 
-__all__ = ["RemoteException", "RemoteGraph"]
+__all__ = ["_V3_SUPPORTED_KWARGS", "RemoteException", "RemoteGraph"]
+
+_merge_tracing_headers = tracing_headers
+"""LangGraph's name (looked up at call time, so it can be replaced)."""
 
 
 class RemoteGraph:
@@ -169,6 +174,66 @@ class RemoteGraph:
             for out in call.feed(part.event, part.data, getattr(part, "id", None)):
                 yield out
         call.finish()
+
+    # -- v3 event streaming (remote/run_stream.py) --------------------------------------
+    def _reject_v3_unsupported(self, *, control: Any, transformers: Any, interrupt_before: Any,
+                               interrupt_after: Any, extra_kwargs: dict[str, Any]) -> None:
+        from stepgraph.remote.run_stream import reject_v3_unsupported
+
+        reject_v3_unsupported(control=control, transformers=transformers,
+                              interrupt_before=interrupt_before, interrupt_after=interrupt_after,
+                              extra_kwargs=extra_kwargs)
+
+    def _open_v3(self, client: Any, input: Any, config: Any, headers: Any,
+                 kwargs: dict[str, Any], cls: Any, **v3: Any) -> Any:
+        from stepgraph.remote.run_stream import start_args
+
+        self._reject_v3_unsupported(extra_kwargs=kwargs, **v3)
+        thread_id, wire = start_args(self, config)
+        sent = _merge_tracing_headers(headers) if self.distributed_tracing else headers
+        sdk_thread = client.threads.stream(thread_id=thread_id, assistant_id=self.assistant_id,
+                                           headers=sent)
+        return cls(client, sdk_thread=sdk_thread, input=input, config=wire,
+                   metadata=kwargs.get("metadata"))
+
+    def stream_events(self, input: Any, config: Any = None, *, version: str = "v2",
+                      interrupt_before: Any = None, interrupt_after: Any = None,
+                      control: Any = None, transformers: Any = None, headers: Any = None,
+                      **kwargs: Any) -> Any:
+        """``version="v3"``: the remote run as a run stream over the server's v3 thread
+        protocol (enter it with ``with`` to start the run). v1/v2 events are not supported."""
+        if version != "v3":
+            raise NotImplementedError(
+                f"RemoteGraph.stream_events(version={version!r}) is not implemented; use "
+                "stream() for v1/v2 streaming or version='v3'."
+            )
+        from stepgraph.remote.run_stream import _RemoteGraphRunStream
+
+        def make(client: Any, **kw: Any) -> Any:
+            return _RemoteGraphRunStream(sync_client=client, **kw)
+
+        return self._open_v3(self._sync("stream_events"), input, config, headers, kwargs, make,
+                             control=control, transformers=transformers,
+                             interrupt_before=interrupt_before, interrupt_after=interrupt_after)
+
+    async def astream_events(self, input: Any, config: Any = None, *, version: str = "v2",
+                             interrupt_before: Any = None, interrupt_after: Any = None,
+                             control: Any = None, transformers: Any = None, headers: Any = None,
+                             **kwargs: Any) -> Any:
+        """Async twin of ``stream_events`` (``async with await rg.astream_events(...)``)."""
+        if version != "v3":
+            raise NotImplementedError(
+                f"RemoteGraph.astream_events(version={version!r}) is not implemented; use "
+                "astream() for v1/v2 streaming or version='v3'."
+            )
+        from stepgraph.remote.run_stream import _AsyncRemoteGraphRunStream
+
+        def make(client: Any, **kw: Any) -> Any:
+            return _AsyncRemoteGraphRunStream(client=client, **kw)
+
+        return self._open_v3(self._async("astream_events"), input, config, headers, kwargs, make,
+                             control=control, transformers=transformers,
+                             interrupt_before=interrupt_before, interrupt_after=interrupt_after)
 
     # -- runs ---------------------------------------------------------------------------
     def stream(

@@ -86,3 +86,64 @@ def handler_class() -> type:
             self.metadata.pop(run_id, None)
 
     return StreamMessagesHandler
+
+
+@cache
+def handler_class_v3() -> type:
+    """The handler of a v3 event-streaming run (``stream_events(version="v3")``): chat models
+    report content-block protocol events (``on_stream_event``) instead of token chunks."""
+    try:
+        from langchain_core.tracers._streaming import _V2StreamingCallbackHandler
+    except ImportError:  # pragma: no cover - older langchain-core
+        _V2StreamingCallbackHandler = object  # type: ignore[assignment,misc]
+
+    base: Any = handler_class()
+
+    class StreamMessagesHandlerV3(base, _V2StreamingCallbackHandler):  # type: ignore[misc,valid-type]
+        """Forwards each protocol event as a ``messages`` part ``(event, metadata)``, the
+        model's run id in ``metadata["run_id"]`` (how ``MessagesTransformer`` groups them)."""
+
+        def __init__(self, run: Any) -> None:
+            super().__init__(run)
+            self._streamed: set[Any] = set()
+
+        def on_llm_new_token(self, token: str, **kwargs: Any) -> Any:
+            """Legacy chunks (a node calling ``model.stream()``) are not v3 events."""
+
+        def on_stream_event(self, event: Any, *, run_id: Any, **kwargs: Any) -> Any:
+            meta = self.metadata.get(run_id)
+            if meta is None:
+                return
+            if event.get("event") == "message-start":
+                self._streamed.add(run_id)
+                if mid := event.get("message_id"):
+                    self._run.seen.add(mid)  # the node returning it does not stream it again
+            task = current_task()
+            if task is not None:
+                task.touch()
+            self._run.emit_raw((event, {**meta, "run_id": str(run_id)}))
+
+        def on_llm_end(self, response: Any, *, run_id: Any, **kwargs: Any) -> Any:
+            meta = self.metadata.pop(run_id, None)
+            streamed = run_id in self._streamed
+            self._streamed.discard(run_id)
+            if meta is None or not response.generations or not response.generations[0]:
+                return
+            gen = response.generations[0][0]
+            message = getattr(gen, "message", None)
+            if message is None:
+                return
+            if streamed:
+                if message.id is None:
+                    import uuid
+
+                    message.id = str(uuid.uuid4())
+                self._run.seen.add(message.id)
+            else:
+                self._run.emit(message, meta, dedupe=True)
+
+        def on_llm_error(self, error: BaseException, *, run_id: Any, **kwargs: Any) -> Any:
+            self._streamed.discard(run_id)
+            super().on_llm_error(error, run_id=run_id, **kwargs)
+
+    return StreamMessagesHandlerV3

@@ -134,7 +134,7 @@ def task_result(loop: RunLoop, task: Task) -> None:
     payload = {
         "id": task.id,
         "name": task.name,
-        "error": repr(task.error) if task.error is not None else None,
+        "error": task.error,
         "result": result,
         "interrupts": [{"value": i.value, "id": i.id} for i in task.interrupts],
     }

@@ -74,6 +74,9 @@ __all__ = ["push_message", "push_token"]
 MODE = "messages"
 
 
+V3_KEY = "__pregel_stream_messages_v2"
+"""``configurable`` flag of a v3 event-streaming run: chat models report protocol events."""
+
 _SCOPE: ContextVar[Task | None] = ContextVar("stepgraph_messages_scope", default=None)
 
 
@@ -83,7 +86,7 @@ _SCOPE: ContextVar[Task | None] = ContextVar("stepgraph_messages_scope", default
 class _RunMessages:
     """The ``messages`` stream of one run loop: where parts go and which ids were streamed."""
 
-    __slots__ = ("_loop", "sink", "ns", "extra", "seen", "_handler")
+    __slots__ = ("_loop", "sink", "ns", "extra", "seen", "_handler", "v3")
 
     def __init__(self, loop: RunLoop, seen: set[Any]) -> None:
         self._loop = weakref.ref(loop)
@@ -92,6 +95,7 @@ class _RunMessages:
         self.extra = _graph_metadata(loop)
         self.seen = seen
         self._handler: Any = None
+        self.v3 = _is_v3(loop)
 
     def owns(self, task: Task | None) -> bool:
         """Whether an event seen now belongs to this run (not to a graph nested in a node)."""
@@ -126,13 +130,30 @@ class _RunMessages:
         self.seen.add(mid)
         self.sink.emit(self.ns, MODE, (message, metadata))
 
+    def emit_raw(self, payload: Any) -> None:
+        self.sink.emit(self.ns, MODE, payload)
+
     def handler(self) -> Any:
         """The langchain callback handler that reports this run's chat-model tokens."""
         if self._handler is None:
-            from stepgraph.stream._messages_handler import handler_class
+            from stepgraph.stream._messages_handler import handler_class, handler_class_v3
 
-            self._handler = handler_class()(self)
+            self._handler = (handler_class_v3() if self.v3 else handler_class())(self)
         return self._handler
+
+
+def _is_v3(loop: RunLoop) -> bool:
+    """Whether chat models of this run report v3 protocol events: the run was started by
+    ``stream_events(version="v3")`` (its ``V3_KEY`` token), or it is a subgraph of such a run
+    whose own caller does not read ``messages`` itself (a graph streamed with
+    ``stream_mode="messages"`` inside a v3 run's node keeps the v1 chunks)."""
+    token = loop.configurable.get(V3_KEY)
+    if not token:
+        return False
+    parent = loop.parent_task
+    if parent is None or parent.run.configurable.get(V3_KEY) != token:
+        return True
+    return MODE not in getattr(loop.sink, "local", ())
 
 
 def _graph_metadata(loop: RunLoop) -> dict[str, Any]:
@@ -187,8 +208,10 @@ def task_callbacks(loop: RunLoop, callbacks: Any) -> Any:
     """
     if not langchain_available():
         return callbacks
+    from stepgraph.stream._messages_handler import handler_class
+
     handler = _run_messages(loop).handler()
-    kind = type(handler)
+    kind = handler_class()  # the v3 handler is a subclass: either kind is replaced
     if callbacks is None:
         return [handler]
     if isinstance(callbacks, list):
@@ -254,6 +277,11 @@ def _base_message() -> Any:
     return getattr(mod, "BaseMessage", None) if mod is not None else None
 
 
+def _tool_message() -> Any:
+    mod = sys.modules.get("langchain_core.messages")
+    return getattr(mod, "ToolMessage", None) if mod is not None else None
+
+
 def _values(obj: Any) -> Sequence[Any]:
     """Top-level values of a state: a dict, a pydantic model or a dataclass instance."""
     if isinstance(obj, dict):
@@ -282,6 +310,7 @@ def _emit_outputs(state: _RunMessages, task: Task) -> None:
     message_cls = _base_message()
     if message_cls is None or not task.writes:
         return
+    skipped = _tool_message() if state.v3 else None  # v3: tool results are not chat messages
     metadata: dict[str, Any] | None = None
     for _, value in task.writes:
         if isinstance(value, message_cls):
@@ -291,6 +320,8 @@ def _emit_outputs(state: _RunMessages, task: Task) -> None:
         else:
             continue
         for item in items:
+            if skipped is not None and isinstance(item, skipped):
+                continue
             if isinstance(item, message_cls) and (item.id is None or item.id not in state.seen):
                 if metadata is None:
                     metadata = {**state.task_metadata(task), "ls_integration": "langgraph"}

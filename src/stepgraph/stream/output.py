@@ -26,17 +26,22 @@ def normalize_modes(stream_mode: str | Sequence[str] | None, default: str) -> tu
     return modes, single
 
 
-def shape(part: tuple[tuple[str, ...], str, Any], single: bool, subgraphs: bool, version: str) -> Any:
+def shape(part: tuple[tuple[str, ...], str, Any], single: bool, subgraphs: bool, version: str,
+          maps: Any = None) -> Any:
+    """``maps``: the graph's v2 mappers (``stream/typed_v2.py``) typing its root parts."""
     ns, mode, payload = part
     if version == "v2":
         out: dict[str, Any] = {"type": mode, "ns": ns, "data": payload}
+        interrupts: tuple[Any, ...] = ()
+        if mode == "values" and isinstance(payload, dict) and INTERRUPT in payload:
+            out["data"] = {k: v for k, v in payload.items() if k != INTERRUPT}
+            interrupts = tuple(payload[INTERRUPT])
+        if maps is not None and not ns:
+            from stepgraph.stream.typed_v2 import typed
+
+            out["data"] = typed(mode, out["data"], maps)
         if mode == "values":
-            if isinstance(payload, dict) and INTERRUPT in payload:
-                data = {k: v for k, v in payload.items() if k != INTERRUPT}
-                out["data"] = data
-                out["interrupts"] = tuple(payload[INTERRUPT])
-            else:
-                out["interrupts"] = ()
+            out["interrupts"] = interrupts
         return out
     if subgraphs:
         return (ns, payload) if single else (ns, mode, payload)

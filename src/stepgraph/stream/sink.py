@@ -90,22 +90,26 @@ class StreamSink:
 
 class ForwardingSink(StreamSink):
     """A child graph's sink: parts go to the parent's stream (which streams subgraphs) and,
-    for the modes the child's own caller asked for, to that caller (namespace made relative).
+    for the modes the child's own caller asked for, to that caller (namespace made relative;
+    the child's subgraphs' parts only when that caller streams subgraphs).
     """
 
-    __slots__ = ("target", "local")
+    __slots__ = ("target", "local", "local_subgraphs")
 
-    def __init__(self, target: StreamSink, local: frozenset[str], base: tuple[str, ...]) -> None:
+    def __init__(self, target: StreamSink, local: frozenset[str], base: tuple[str, ...],
+                 local_subgraphs: bool = False) -> None:
         super().__init__(local | target.modes, subgraphs=True, base=base)
         self.target = target
         self.local = local
+        self.local_subgraphs = local_subgraphs
+        """The child's caller streams its subgraphs too (``subgraphs=True``)."""
 
     def emit(self, ns: tuple[str, ...], mode: str, payload: Any) -> None:
         if mode in self.target.modes:
             self.target.emit(ns, mode, payload)
         if mode in self.local:
             rel = ns[len(self.base):] if ns[: len(self.base)] == self.base else ns
-            if not rel:
+            if not rel or self.local_subgraphs:
                 self.parts.append((rel, mode, payload))
                 self._notify()
 
