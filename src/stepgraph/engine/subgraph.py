@@ -12,7 +12,7 @@ if TYPE_CHECKING:
 
 def raise_parent_command(task: Task, cmd: Any) -> NoReturn:
     """Hand ``cmd`` to the parent graph; at the root there is none, which is a clear error."""
-    if task.run.parent_runtime is None and not task.run.checkpoint_ns:
+    if getattr(task.run, "parent_task", None) is None and not task.run.checkpoint_ns:
         raise InvalidUpdateError(
             f"Node '{task.name}' returned Command(graph=Command.PARENT) but there is no parent "
             f"graph (step {task.step}).",
