@@ -10,12 +10,20 @@ config (``configurable["__pregel_runtime"]``), else the running task's.
 
 from __future__ import annotations
 
+import asyncio
+import contextvars
 import inspect
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeAlias
 
-from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
-from langchain_core.runnables.config import ensure_config
+from langchain_core.runnables import Runnable, RunnableConfig
+from langchain_core.runnables.config import (
+    ensure_config,
+    get_async_callback_manager_for_config,
+    get_callback_manager_for_config,
+    patch_config,
+    var_child_runnable_config,
+)
 
 from stepgraph.engine.context import current_task
 from stepgraph.engine.taskconfig import RUNTIME_KEY
@@ -45,7 +53,7 @@ def _accepted(func: Callable[..., Any]) -> dict[str, Any]:
 class RunnableCallable(Runnable):
     """``func`` for ``invoke``, ``afunc`` for ``ainvoke`` (the other one when only one is given).
 
-    ``trace=False`` runs the function without a run of its own in callbacks/tracing;
+    ``trace=True`` reports a chain run of its own to callbacks/tracing (``False``: none);
     ``recurse=True`` invokes a ``Runnable`` the function returns with the same input.
     """
 
@@ -75,7 +83,8 @@ class RunnableCallable(Runnable):
         self.recurse = recurse
         self.explode_args = explode_args
         self.kwargs = kwargs
-        self.func_accepts = _accepted(func if func is not None else afunc)  # type: ignore[arg-type]
+        self.func_accepts = _accepted(func) if func is not None else {}
+        self.afunc_accepts = _accepted(afunc) if afunc is not None else self.func_accepts
 
     def __repr__(self) -> str:
         return f"RunnableCallable({self.get_name()})"
@@ -85,20 +94,21 @@ class RunnableCallable(Runnable):
         return f"{base}{suffix}" if suffix else base
 
     # -- arguments ------------------------------------------------------------------------
-    def _call_args(self, input: Any, config: RunnableConfig, kwargs: dict[str, Any]) -> tuple[tuple, dict]:
+    def _call_args(self, input: Any, config: RunnableConfig, kwargs: dict[str, Any],
+                   accepts: dict[str, Any]) -> tuple[tuple, dict]:
         if self.explode_args:
             args, extra = input
             kwargs = {**self.kwargs, **extra, **kwargs}
         else:
             args = (input,)
             kwargs = {**self.kwargs, **kwargs}
-        if not self.func_accepts:
+        if not accepts:
             return tuple(args), kwargs
         task = current_task()
         runtime = (config.get("configurable") or {}).get(RUNTIME_KEY)
         if runtime is None and task is not None:
             runtime = task.runtime
-        for kw, default in self.func_accepts.items():
+        for kw, default in accepts.items():
             if kw in kwargs:
                 continue
             value: Any = _MISSING
@@ -125,6 +135,11 @@ class RunnableCallable(Runnable):
         return tuple(args), kwargs
 
     # -- running --------------------------------------------------------------------------
+    def _tagged(self, config: RunnableConfig) -> RunnableConfig:
+        if not self.tags:
+            return config
+        return {**config, "tags": [*(config.get("tags") or ()), *self.tags]}
+
     def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
         if self.func is None:
             raise TypeError(
@@ -132,11 +147,20 @@ class RunnableCallable(Runnable):
                 "with a synchronous function or invoke via the async API (ainvoke, astream...)."
             )
         config = ensure_config(config)
-        args, kw = self._call_args(input, config, kwargs)
+        args, kw = self._call_args(input, config, kwargs, self.func_accepts)
         if self.trace:
-            ret = RunnableLambda(lambda _: self.func(*args, **kw), name=self.get_name()).invoke(
-                input, {**config, "tags": [*(config.get("tags") or ()), *(self.tags or ())]}
-            )
+            manager = get_callback_manager_for_config(self._tagged(config))
+            run = manager.on_chain_start(None, input, name=config.get("run_name") or self.get_name(),
+                                         run_id=config.pop("run_id", None))
+            try:
+                child = patch_config(config, callbacks=run.get_child())
+                context = contextvars.copy_context()
+                context.run(var_child_runnable_config.set, child)
+                ret = context.run(self.func, *args, **kw)
+            except BaseException as exc:
+                run.on_chain_error(exc)
+                raise
+            run.on_chain_end(ret)
         else:
             ret = self.func(*args, **kw)
         if self.recurse and isinstance(ret, Runnable):
@@ -147,15 +171,20 @@ class RunnableCallable(Runnable):
         if self.afunc is None:
             return self.invoke(input, config, **kwargs)
         config = ensure_config(config)
-        args, kw = self._call_args(input, config, kwargs)
+        args, kw = self._call_args(input, config, kwargs, self.afunc_accepts)
         if self.trace:
-
-            async def call(_: Any) -> Any:
-                return await self.afunc(*args, **kw)  # type: ignore[misc]
-
-            ret = await RunnableLambda(call, name=self.get_name()).ainvoke(
-                input, {**config, "tags": [*(config.get("tags") or ()), *(self.tags or ())]}
-            )
+            manager = get_async_callback_manager_for_config(self._tagged(config))
+            run = await manager.on_chain_start(None, input, name=config.get("run_name") or self.get_name(),
+                                               run_id=config.pop("run_id", None))
+            try:
+                child = patch_config(config, callbacks=run.get_child())
+                context = contextvars.copy_context()
+                context.run(var_child_runnable_config.set, child)
+                ret = await asyncio.create_task(self.afunc(*args, **kw), context=context)
+            except BaseException as exc:
+                await run.on_chain_error(exc)
+                raise
+            await run.on_chain_end(ret)
         else:
             ret = await self.afunc(*args, **kw)
         if self.recurse and isinstance(ret, Runnable):
