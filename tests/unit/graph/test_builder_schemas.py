@@ -1,0 +1,30 @@
+"""``builder.schemas[schema]`` reads as LangGraph's dict of key -> channel / managed value."""
+
+from __future__ import annotations
+
+import operator
+from typing import Annotated
+
+from typing_extensions import TypedDict
+
+from stepgraph.channels.binop import BinaryOperatorAggregate
+from stepgraph.channels.last_value import LastValue
+from stepgraph.graph import StateGraph
+from stepgraph.graph.state_schema import managed_of
+from stepgraph.managed import RemainingSteps
+
+
+class S(TypedDict):
+    active_agent: str
+    log: Annotated[list[str], operator.add]
+    remaining_steps: RemainingSteps
+
+
+def test_schema_entry_is_a_key_mapping() -> None:
+    channels = StateGraph(S).schemas[S]
+    assert "active_agent" in channels and "remaining_steps" in channels and "nope" not in channels
+    assert list(channels) == ["active_agent", "log", "remaining_steps"] and len(channels) == 3
+    assert isinstance(channels["active_agent"], LastValue)
+    assert isinstance(channels["log"], BinaryOperatorAggregate)
+    assert channels["remaining_steps"] is managed_of(RemainingSteps)
+    assert channels.get("nope", 1) == 1 and [k for k, _ in channels.items()] == list(channels)
