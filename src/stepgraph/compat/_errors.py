@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from stepgraph.errors import StepgraphError
+from stepgraph.errors import ForeignGraphError, StepgraphError
 
 __all__ = ["ForeignGraphError", "LangGraphAliasError", "UnsupportedNameError"]
 
@@ -30,9 +30,3 @@ class UnsupportedNameError(StepgraphError, ImportError):
     def __init__(self, *args: Any, name: str | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.name = name
-
-
-class ForeignGraphError(StepgraphError, TypeError):
-    """An object of the real LangGraph where stepgraph needs its own (SG613)."""
-
-    code = "SG613"
