@@ -8,11 +8,6 @@ uninstall it, or need the real LangGraph, run in a subprocess.
 
 from __future__ import annotations
 
-import importlib.util
-
 from stepgraph.compat import install_langgraph_alias
-
-HAVE_LANGCHAIN = importlib.util.find_spec("langchain") is not None
-SKIP_REASON = "langchain v1 is not installed (pip install 'stepgraph[ecosystem]')"
 
 install_langgraph_alias()

@@ -13,7 +13,7 @@ import sys
 import textwrap
 
 import pytest
-from conftest import HAVE_LANGCHAIN, SKIP_REASON
+from compat_support import HAVE_LANGCHAIN, SKIP_REASON
 
 import stepgraph
 import stepgraph.compat

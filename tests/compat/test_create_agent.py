@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 from compat_fakes import ScriptedChatModel, tool_call
-from conftest import HAVE_LANGCHAIN, SKIP_REASON
+from compat_support import HAVE_LANGCHAIN, SKIP_REASON
 
 pytestmark = pytest.mark.skipif(not HAVE_LANGCHAIN, reason=SKIP_REASON)
 

@@ -10,7 +10,7 @@ import sys
 import textwrap
 
 import pytest
-from conftest import HAVE_LANGCHAIN, SKIP_REASON
+from compat_support import HAVE_LANGCHAIN, SKIP_REASON
 
 pytestmark = pytest.mark.skipif(not HAVE_LANGCHAIN, reason=SKIP_REASON)
 

@@ -39,6 +39,9 @@ SUPPLEMENTS: dict[str, dict[str, str]] = {
         "CONF": "stepgraph.compat.mirror._internal._constants:CONF",
         "CONFIG_KEY_CHECKPOINTER": "stepgraph.compat.mirror._internal._constants:CONFIG_KEY_CHECKPOINTER",
     },
+    "langgraph.runtime": {
+        "CONFIG_KEY_RUNTIME": "stepgraph.compat.mirror._internal._constants:CONFIG_KEY_RUNTIME",
+    },
     "langgraph.prebuilt": {
         "ToolCallTransformer": "stepgraph.stream:ToolCallTransformer|"
         "stepgraph.compat.mirror.stream._pending:ToolCallTransformer",

@@ -50,6 +50,12 @@ def child_config(graph: Any, parent: Task, config: dict[str, Any]) -> dict[str, 
             run.checkpoint_ns: run.checkpoint_id,
         }
     merged = {**base, **config, "configurable": configurable}
+    # as LangGraph: the parent task's metadata and tags reach the child, key by key (the
+    # child's own, bound or given, win); user metadata thus reaches nested agents' runs
+    merged["metadata"] = {**(base.get("metadata") or {}), **(config.get("metadata") or {})}
+    tags = [*(base.get("tags") or ()), *(config.get("tags") or ())]
+    if tags:
+        merged["tags"] = list(dict.fromkeys(tags))
     merged.setdefault("recursion_limit", base.get("recursion_limit"))
     if merged.get("recursion_limit") is None:
         merged.pop("recursion_limit")

@@ -73,7 +73,7 @@ def _reader(task: Task) -> Any:
         from stepgraph.engine.fresh import read_with_writes
 
         loop = task.run
-        return read_with_writes(loop, (task,), select) if fresh else loop.read(select)
+        return read_with_writes(loop, (task,), select, as_step_end=True) if fresh else loop.read(select)
 
     return read
 

@@ -141,12 +141,13 @@ def channel_for(typ: Any) -> BaseChannel:
     meta = getattr(typ, "__metadata__", None)
     if meta:
         outer = typ.__origin__
+        for item in meta:  # a channel anywhere in the metadata (others may follow it)
+            if isinstance(item, BaseChannel):
+                with_type = getattr(item, "with_type", None)  # a DeltaChannel takes the key's type
+                return with_type(outer) if with_type is not None else item
+            if isinstance(item, type) and issubclass(item, BaseChannel):
+                return item(outer)
         last = meta[-1]
-        if isinstance(last, BaseChannel):
-            with_type = getattr(last, "with_type", None)  # a DeltaChannel takes the key's type
-            return with_type(outer) if with_type is not None else last
-        if isinstance(last, type) and issubclass(last, BaseChannel):
-            return last(outer)
         if callable(last):
             check_reducer(last)
             return BinaryOperatorAggregate(outer, last)

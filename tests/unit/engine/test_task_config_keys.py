@@ -73,3 +73,21 @@ def test_the_keys_are_not_stored_in_checkpoint_metadata() -> None:
     graph.invoke({"x": 1}, config)
     for snap in graph.get_state_history(config):
         assert not any(k.startswith("__pregel") for k in snap.metadata)
+
+
+def test_node_bound_reads_through_to_the_users_object() -> None:
+    """``graph.nodes[name].bound.<attr>`` reaches the node's runnable (LangGraph's ``bound``
+    is that object); indexing still gives stepgraph's steps."""
+
+    class Body:
+        marker = "mine"
+
+        def invoke(self, state: Any, config: Any = None) -> Any:
+            return {}
+
+    builder = StateGraph(S)
+    builder.add_node("n", Body())
+    builder.add_edge(START, "n")
+    graph = builder.compile()
+    assert graph.nodes["n"].bound.marker == "mine"
+    assert len(graph.nodes["n"].bound) == 1
