@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, TypedDict
 
-from stepgraph.engine.context import current_task
+from stepgraph.engine.context import ambient_config, ambient_runtime, current_task
 
 if TYPE_CHECKING:
     from stepgraph.types import StreamWriter
@@ -34,7 +34,10 @@ CONFIG_KEYS = frozenset(RunnableConfig.__annotations__)
 
 
 def ensure_config(*configs: Mapping[str, Any] | None) -> RunnableConfig:
-    """Merge configs left to right into a fresh dict (``configurable`` and ``metadata`` merged)."""
+    """Merge configs left to right into a fresh dict (``configurable`` and ``metadata`` merged).
+
+    A top-level key that is not a ``RunnableConfig`` key (``{"thread_id": ...}``) goes into
+    ``configurable``, as LangGraph moves it."""
     out: dict[str, Any] = {"tags": [], "metadata": {}, "configurable": {}}
     for config in configs:
         if not config:
@@ -42,7 +45,9 @@ def ensure_config(*configs: Mapping[str, Any] | None) -> RunnableConfig:
         for key, value in config.items():
             if value is None and key != "callbacks":
                 continue
-            if key == "configurable" or key == "metadata":
+            if key not in CONFIG_KEYS:
+                out["configurable"] = {**out["configurable"], key: value}
+            elif key == "configurable" or key == "metadata":
                 out[key] = {**out[key], **value}
             elif key == "tags":
                 out["tags"] = list(dict.fromkeys([*out["tags"], *value]))
@@ -76,6 +81,9 @@ def get_config() -> RunnableConfig:
     """
     task = current_task()
     if task is None:
+        ambient = ambient_config()
+        if ambient is not None:  # a langchain runnable's context outside a stepgraph task
+            return ambient  # type: ignore[return-value]
         raise RuntimeError("Called get_config outside of a runnable context")
     return task.config
 
@@ -84,6 +92,9 @@ def get_store() -> Any:
     """The store the graph was compiled with (``None`` if none), from inside a node."""
     task = current_task()
     if task is None:
+        runtime = ambient_runtime()
+        if runtime is not None:
+            return runtime.store  # type: ignore[attr-defined]
         raise RuntimeError("Called get_store outside of a runnable context")
     return task.runtime.store
 
@@ -92,5 +103,8 @@ def get_stream_writer() -> StreamWriter:
     """A function that writes to the ``custom`` stream (a no-op when nobody streams it)."""
     task = current_task()
     if task is None:
+        runtime = ambient_runtime()
+        if runtime is not None:
+            return runtime.stream_writer  # type: ignore[attr-defined]
         raise RuntimeError("Called get_stream_writer outside of a runnable context")
     return task.runtime.stream_writer

@@ -23,7 +23,8 @@ Exception tree::
         └── ParentCommand
 
 Codes: SG1xx define/compile, SG2xx state updates, SG3xx execution/API misuse,
-SG4xx savers/serde, SG5xx server/remote.
+SG4xx savers/serde, SG5xx server/remote, SG6xx optional dependencies and the LangGraph
+drop-in alias (``stepgraph.compat``, SG610-SG614).
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ __all__ = [
     "EmptyChannelError",
     "EmptyInputError",
     "ErrorCode",
+    "ForeignGraphError",
     "GraphBubbleUp",
     "GraphDefinitionError",
     "GraphDrained",
@@ -95,6 +97,13 @@ class StepgraphError(Exception):
         if args and isinstance(args[0], str) and code is not None:
             args = (format_error(self.code, args[0], hint), *args[1:])
         super().__init__(*args)
+
+
+class ForeignGraphError(StepgraphError, TypeError):
+    """An object of the real LangGraph (a graph, a checkpointer) where stepgraph needs its own
+    (SG613): the two runtimes do not mix; ``stepgraph.compat``'s alias avoids it."""
+
+    code = "SG613"
 
 
 class GraphDefinitionError(StepgraphError, ValueError):

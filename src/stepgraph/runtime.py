@@ -186,5 +186,10 @@ def get_runtime(context_schema: Any = None) -> Runtime[Any]:
     """The ``Runtime`` of the task running now."""
     task = current_task()
     if task is None:
+        from stepgraph.engine.context import ambient_runtime
+
+        runtime = ambient_runtime()
+        if isinstance(runtime, Runtime):  # LangGraph-style context set by langchain code
+            return runtime
         raise RuntimeError("Called get_runtime outside of a runnable context")
     return task.runtime

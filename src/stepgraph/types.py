@@ -420,6 +420,17 @@ def ensure_valid_checkpointer(checkpointer: Any) -> Any:
     """``None``, ``True``, ``False`` or a saver; anything else is a ``TypeError``."""
     if checkpointer is None or isinstance(checkpointer, bool):
         return checkpointer
+    module = type(checkpointer).__module__ or ""
+    if module.startswith("langgraph."):
+        from stepgraph.errors import ForeignGraphError
+
+        raise ForeignGraphError(
+            f"{module}.{type(checkpointer).__name__} is a checkpointer of the real LangGraph; "
+            "stepgraph graphs need a stepgraph saver.",
+            code="SG613",
+            hint="use stepgraph.checkpoint.* (with stepgraph.compat.install_langgraph_alias() "
+            "installed first, `from langgraph.checkpoint...` imports stepgraph's savers)",
+        )
     if hasattr(checkpointer, "get_tuple") and hasattr(checkpointer, "put"):
         return checkpointer
     raise TypeError(

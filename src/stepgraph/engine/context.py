@@ -28,3 +28,24 @@ def set_current_task(task: Task | None) -> object:
 
 def reset_current_task(token: object) -> None:
     _CURRENT.reset(token)  # type: ignore[arg-type]
+
+
+def ambient_config() -> dict | None:
+    """Outside a task: the config langchain-core's context holds (``var_child_runnable_config``,
+    set by langchain runnables and by code that mimics LangGraph's task context), if
+    langchain-core is loaded; else ``None``. Never imports langchain-core."""
+    import sys
+
+    module = sys.modules.get("langchain_core.runnables.config")
+    if module is None:
+        return None
+    config = module.var_child_runnable_config.get()
+    return config if isinstance(config, dict) else None
+
+
+def ambient_runtime() -> object | None:
+    """The ``Runtime`` an ambient config carries (LangGraph's ``__pregel_runtime`` key)."""
+    config = ambient_config()
+    if not config:
+        return None
+    return (config.get("configurable") or {}).get("__pregel_runtime")

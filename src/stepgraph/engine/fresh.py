@@ -14,14 +14,24 @@ if TYPE_CHECKING:
     from stepgraph.engine.tasks import Task
 
 
-def read_with_writes(loop: RunLoop, tasks: Iterable[Task], keys: str | Sequence[str]) -> Any:
-    """``keys`` read from copies of the channels with ``tasks``' writes applied in order."""
+def read_with_writes(
+    loop: RunLoop, tasks: Iterable[Task], keys: str | Sequence[str], *, as_step_end: bool = False
+) -> Any:
+    """``keys`` read from copies of the channels with ``tasks``' writes applied in order.
+
+    ``as_step_end``: every key read is updated, written or not, as at the end of a step, so
+    an ephemeral value from the step before reads as cleared (what LangGraph's routers and
+    ``fresh`` reads see: a ``jump_to`` written last step does not route this one again)."""
     channels = loop.channels
     grouped: dict[str, list[Any]] = {}
     for task in sorted(tasks, key=lambda t: t.sort_key):
         for chan, value in task.writes:
             if chan in channels:
                 grouped.setdefault(chan, []).append(value)
+    if as_step_end:
+        for key in (keys,) if isinstance(keys, str) else keys:
+            if key in channels and key not in grouped and _clears_on_empty(channels[key]):
+                grouped[key] = []
     if not grouped:
         return loop.read(keys)
     local = dict(channels)
@@ -40,13 +50,24 @@ def read_with_writes(loop: RunLoop, tasks: Iterable[Task], keys: str | Sequence[
     return out
 
 
+def _clears_on_empty(channel: Any) -> bool:
+    """Whether an empty end-of-step update changes ``channel`` (ephemeral values, topics
+    that do not accumulate); plain values and reducers never change."""
+    from stepgraph.channels.binop import BinaryOperatorAggregate
+    from stepgraph.channels.last_value import LastValue
+
+    if type(channel) in (LastValue, BinaryOperatorAggregate) or not channel.is_available():
+        return False
+    return True
+
+
 def fresh_state(task: Task, keys: Sequence[str]) -> dict[str, Any]:
     """The state a router after ``task``'s node sees: step-start values + its own writes."""
     loop = task.run
     managed = loop.graph.managed
     if not managed:
-        return read_with_writes(loop, (task,), keys)
-    out = read_with_writes(loop, (task,), [k for k in keys if k not in managed])
+        return read_with_writes(loop, (task,), keys, as_step_end=True)
+    out = read_with_writes(loop, (task,), [k for k in keys if k not in managed], as_step_end=True)
     for k in keys:
         kind = managed.get(k)
         if kind is not None:

@@ -67,6 +67,21 @@ class ChannelWrite(Writer):
         return tuple(e.channel for e in self.entries)
 
 
+class BoundSteps(tuple):
+    """A node's bodies, in order. With one body, attributes the tuple does not have are read
+    from the user's object (LangGraph's ``node.bound`` *is* that object: code written for it
+    reads ``graph.nodes["tools"].bound._tools_by_name``)."""
+
+    __slots__ = ()
+
+    def __getattr__(self, name: str) -> Any:
+        if len(self) == 1 and not name.startswith("__"):
+            step = self[0]
+            target = step.runnable if isinstance(step, RunnableNode) else getattr(step, "func", step)
+            return getattr(target, name)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+
 class PregelNode:
     """A compiled node.
 
@@ -119,11 +134,11 @@ class PregelNode:
         self.triggers = tuple(triggers)
         self.channels = channels if isinstance(channels, str) else tuple(channels)
         if bound is None:
-            self.bound: tuple[NodeFunction | RunnableNode, ...] = ()
+            self.bound: tuple[NodeFunction | RunnableNode, ...] = BoundSteps()
         elif isinstance(bound, (NodeFunction, RunnableNode)):
-            self.bound = (bound,)
+            self.bound = BoundSteps((bound,))
         else:
-            self.bound = tuple(bound)
+            self.bound = BoundSteps(bound)
         self.writers = list(writers)
         self.mapper = mapper
         if retry_policy is None:

@@ -12,7 +12,7 @@ if TYPE_CHECKING:
 
 def raise_parent_command(task: Task, cmd: Any) -> NoReturn:
     """Hand ``cmd`` to the parent graph; at the root there is none, which is a clear error."""
-    if task.run.parent_runtime is None and not task.run.checkpoint_ns:
+    if getattr(task.run, "parent_task", None) is None and not task.run.checkpoint_ns:
         raise ParentCommandAtRootError(cmd, task.name, task.step)
     raise ParentCommand(cmd)
 
@@ -45,6 +45,12 @@ def child_config(graph: Any, parent: Task, config: dict[str, Any]) -> dict[str, 
             run.checkpoint_ns: run.checkpoint_id,
         }
     merged = {**base, **config, "configurable": configurable}
+    # as LangGraph: the parent task's metadata and tags reach the child, key by key (the
+    # child's own, bound or given, win); user metadata thus reaches nested agents' runs
+    merged["metadata"] = {**(base.get("metadata") or {}), **(config.get("metadata") or {})}
+    tags = [*(base.get("tags") or ()), *(config.get("tags") or ())]
+    if tags:
+        merged["tags"] = list(dict.fromkeys(tags))
     merged.setdefault("recursion_limit", base.get("recursion_limit"))
     if merged.get("recursion_limit") is None:
         merged.pop("recursion_limit")

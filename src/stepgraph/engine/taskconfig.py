@@ -14,6 +14,14 @@ if TYPE_CHECKING:
 
 DURABILITY_KEY = "__pregel_durability"
 """Where a task's config carries its run's durability (subgraphs run with their parent's)."""
+RUNTIME_KEY = "__pregel_runtime"
+"""The task's ``Runtime`` in its config (LangGraph's key: code outside nodes reads it there; a
+root run given a config with one uses it as its parent runtime)."""
+READ_KEY = "__pregel_read"
+"""``read(select, fresh=False)``: the state's ``select`` keys (``fresh``: with the task's own
+writes so far), as LangGraph's task configs offer it."""
+SEND_KEY = "__pregel_send"
+"""``send(writes)``: queue ``(channel, value)`` writes as the task's own (LangGraph's key)."""
 
 
 def build_task_config(loop: RunLoop, task: Task) -> RunnableConfig:
@@ -33,7 +41,8 @@ def build_task_config(loop: RunLoop, task: Task) -> RunnableConfig:
         metadata.setdefault("thread_id", thread_id)
     if loop.checkpoint_ns:
         metadata["checkpoint_ns"] = loop.checkpoint_ns
-    configurable = {**loop.configurable, "checkpoint_ns": task.ns, DURABILITY_KEY: loop.durability}
+    configurable = {**loop.configurable, "checkpoint_ns": task.ns, DURABILITY_KEY: loop.durability,
+                    RUNTIME_KEY: task.runtime, READ_KEY: _reader(task), SEND_KEY: task.writes.extend}
     configurable.pop("checkpoint_id", None)
     config: dict[str, Any] = {**base, "metadata": metadata, "configurable": configurable}
     if node.tags:
@@ -57,6 +66,16 @@ def build_task_config(loop: RunLoop, task: Task) -> RunnableConfig:
 
         config["callbacks"] = with_events_handler(loop, config.get("callbacks"))
     return config  # type: ignore[return-value]
+
+
+def _reader(task: Task) -> Any:
+    def read(select: str | list[str], fresh: bool = False) -> Any:
+        from stepgraph.engine.fresh import read_with_writes
+
+        loop = task.run
+        return read_with_writes(loop, (task,), select, as_step_end=True) if fresh else loop.read(select)
+
+    return read
 
 
 def build_task_runtime(loop: RunLoop, task: Task) -> Runtime[Any]:

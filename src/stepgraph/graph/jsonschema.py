@@ -14,12 +14,21 @@ from typing import Any, Union, get_args, get_origin, get_type_hints
 _SIMPLE = {str: "string", int: "integer", float: "number", bool: "boolean", type(None): "null"}
 
 
+def _simple(tp: Any) -> str | None:
+    try:
+        return _SIMPLE.get(tp)
+    except TypeError:  # a type hashing unhashable metadata (Annotated[..., DeltaChannel(...)])
+        return None
+
+
 def type_schema(tp: Any) -> dict[str, Any]:
-    meta = getattr(tp, "__metadata__", None)
-    if meta:
-        tp = tp.__origin__
-    if tp in _SIMPLE:
-        return {"type": _SIMPLE[tp]}
+    while getattr(tp, "__metadata__", None) or getattr(get_origin(tp), "_name", None) in (
+        "NotRequired", "Required", "ReadOnly",
+    ):
+        tp = tp.__origin__ if getattr(tp, "__metadata__", None) else get_args(tp)[0]
+    simple = _simple(tp)
+    if simple is not None:
+        return {"type": simple}
     origin = getattr(tp, "__origin__", None)
     if origin in (list, tuple, set, frozenset) or tp in (list, tuple, set):
         args = getattr(tp, "__args__", ())

@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, ClassVar, get_type_hints
 
 import typing_extensions
@@ -51,6 +51,28 @@ class SchemaInfo:
                 else:
                     self.channels[key] = channel_for(typ)
         self.keys: tuple[str, ...] = (*self.channels, *self.managed)
+
+    # LangGraph's ``builder.schemas[schema]`` is a dict of key -> channel or managed value;
+    # code written for it (langgraph-swarm checks ``"active_agent" in ...``) reads it so.
+    def __contains__(self, key: object) -> bool:
+        return key in self.channels or key in self.managed
+
+    def __getitem__(self, key: str) -> Any:
+        if key in self.channels:
+            return self.channels[key]
+        return self.managed[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.keys)
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self[key] if key in self else default
+
+    def items(self) -> list[tuple[str, Any]]:
+        return [(k, self[k]) for k in self.keys]
 
 
 def schema_kind(schema: Any) -> str:
@@ -119,12 +141,13 @@ def channel_for(typ: Any) -> BaseChannel:
     meta = getattr(typ, "__metadata__", None)
     if meta:
         outer = typ.__origin__
+        for item in meta:  # a channel anywhere in the metadata (others may follow it)
+            if isinstance(item, BaseChannel):
+                with_type = getattr(item, "with_type", None)  # a DeltaChannel takes the key's type
+                return with_type(outer) if with_type is not None else item
+            if isinstance(item, type) and issubclass(item, BaseChannel):
+                return item(outer)
         last = meta[-1]
-        if isinstance(last, BaseChannel):
-            with_type = getattr(last, "with_type", None)  # a DeltaChannel takes the key's type
-            return with_type(outer) if with_type is not None else last
-        if isinstance(last, type) and issubclass(last, BaseChannel):
-            return last(outer)
         if callable(last):
             check_reducer(last)
             return BinaryOperatorAggregate(outer, last)

@@ -21,7 +21,13 @@ from stepgraph.constants import END
 from stepgraph.graph import StateGraph
 from stepgraph.graph.message import add_messages
 from stepgraph.managed import RemainingSteps
-from stepgraph.prebuilt._agent import NEED_MORE_STEPS, Prompt, ReactAgent, reads_state
+from stepgraph.prebuilt._agent import (  # noqa: F401 - _should_bind_tools: LangGraph's name here
+    NEED_MORE_STEPS,
+    Prompt,
+    ReactAgent,
+    _should_bind_tools,
+    reads_state,
+)
 from stepgraph.prebuilt._runnable import SyncAsyncNode
 from stepgraph.prebuilt.tool_node import ToolNode
 
@@ -36,6 +42,8 @@ __all__ = [
 ]
 
 StructuredResponse = dict | BaseModel
+StateSchemaType = type
+"""The type of a ``state_schema`` argument (a TypedDict or pydantic model class)."""
 StructuredResponseSchema = dict | type[BaseModel]
 
 

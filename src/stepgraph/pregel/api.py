@@ -14,7 +14,7 @@ from stepgraph.constants import INTERRUPT
 from stepgraph.engine.context import current_task
 from stepgraph.engine.driver_sync import drive_sync
 from stepgraph.engine.loop import RunLoop
-from stepgraph.engine.taskconfig import DURABILITY_KEY
+from stepgraph.engine.taskconfig import DURABILITY_KEY, RUNTIME_KEY
 from stepgraph.engine.tracing import RunTracer, tracing_requested
 from stepgraph.stream.output import normalize_modes, shape
 from stepgraph.stream.sink import ForwardingSink, StreamSink
@@ -107,7 +107,7 @@ class PregelAPI:
             store=self.store,
             context=resolve_context(self, context),
             durability=durability or config["configurable"].get(DURABILITY_KEY) or "async",
-            runtime=parent.runtime if parent is not None else None,
+            runtime=parent.runtime if parent is not None else _config_runtime(config),
             control=control if control is not None else (
                 parent.runtime.control if parent is not None else None
             ),
@@ -248,6 +248,15 @@ class PregelAPI:
 
         configs = config if isinstance(config, list) else [config] * len(inputs)
         return list(await asyncio.gather(*(self.ainvoke(i, c, **kwargs) for i, c in zip(inputs, configs, strict=True))))
+
+
+def _config_runtime(config: Any) -> Any:
+    """A ``Runtime`` a root run's config carries (LangGraph's ``__pregel_runtime`` key: code
+    that patches the store or context of a run it starts puts one there), else ``None``."""
+    from stepgraph.runtime import Runtime
+
+    runtime = (config.get("configurable") or {}).get(RUNTIME_KEY)
+    return runtime if isinstance(runtime, Runtime) else None
 
 
 def _durability(durability: Any, kwargs: dict[str, Any]) -> Any:

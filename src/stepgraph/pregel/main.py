@@ -9,6 +9,7 @@ Repeat until no node is triggered, an interrupt fires, or ``recursion_limit`` is
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from types import GenericAlias
 from typing import Any
 
 from stepgraph.channels.base import BaseChannel
@@ -31,8 +32,11 @@ _FINISH_KINDS = ("LastValueAfterFinish", "NamedBarrierValueAfterFinish")
 class Pregel(PregelAPI, StateAPI, EventsAPI, SchemaAPI):
     """A graph runtime built from channels and nodes (what ``StateGraph.compile`` returns).
 
-    Use ``invoke``/``stream`` (and ``ainvoke``/``astream``) to run it.
+    Use ``invoke``/``stream`` (and ``ainvoke``/``astream``) to run it. Subscriptable in
+    annotations as LangGraph's generic ``Pregel[StateT, ContextT, InputT, OutputT]`` is.
     """
+
+    __class_getitem__ = classmethod(GenericAlias)
 
     def __init__(
         self,

@@ -3,6 +3,11 @@
 A reference may name a compiled graph, a ``StateGraph`` builder (compiled once here) or a
 factory: a function (sync or async) taking no argument or the run's config and returning
 either of the two. Factories are called for every run, with that run's config.
+
+Before importing graph modules the loader installs the ``langgraph`` alias
+(``stepgraph.compat``), so a LangGraph Platform app (``create_agent``, ``from langgraph...``)
+builds stepgraph graphs unedited; ``STEPGRAPH_LANGGRAPH_ALIAS=0`` turns that off. A graph
+object of the real LangGraph is refused with SG613.
 """
 
 from __future__ import annotations
@@ -48,8 +53,11 @@ class GraphRegistry:
     # -- loading ------------------------------------------------------------------------------
     def load(self) -> None:
         """Import every graph; ``ConfigError`` names the first one that fails."""
+        if any(isinstance(ref, str) for ref in self.specs.values()):
+            enable_langgraph_alias()
         for graph_id, ref in self.specs.items():
             obj = self._resolve(graph_id, ref) if isinstance(ref, str) else ref
+            _refuse_foreign(graph_id, obj)
             if _is_builder(obj):
                 obj = obj.compile(name=graph_id)
             if _is_compiled(obj):
@@ -97,9 +105,41 @@ class GraphRegistry:
             result = await result
         if _is_builder(result):
             result = result.compile(name=graph_id)
+        _refuse_foreign(graph_id, result)
         if not _is_compiled(result):
             raise ConfigError(f"Graph factory {graph_id!r} returned {type(result).__name__}, not a graph")
         return _without_saver(graph_id, result, quiet=True)
+
+
+def enable_langgraph_alias() -> bool:
+    """Install the ``langgraph`` alias unless ``STEPGRAPH_LANGGRAPH_ALIAS`` says ``0``/``false``.
+    False (with a warning) when the real LangGraph is already imported."""
+    import os
+
+    if os.environ.get("STEPGRAPH_LANGGRAPH_ALIAS", "").strip().lower() in ("0", "false", "no", "off"):
+        return False
+    from stepgraph.compat import LangGraphAliasError, install_langgraph_alias
+
+    try:
+        install_langgraph_alias()
+    except LangGraphAliasError as exc:
+        logger.warning("%s", exc)
+        return False
+    return True
+
+
+def _refuse_foreign(graph_id: str, obj: Any) -> None:
+    """A graph built by the real LangGraph cannot run here: say so (SG613)."""
+    module = type(obj).__module__ or ""
+    if module == "langgraph" or module.startswith("langgraph."):
+        raise ConfigError(
+            f"Graph {graph_id!r} is a {type(obj).__name__} of the real LangGraph ({module}), "
+            "not a stepgraph graph.",
+            code="SG613",
+            hint="let stepgraph load it with the langgraph alias on (do not set "
+            "STEPGRAPH_LANGGRAPH_ALIAS=0, and do not import langgraph before the server "
+            "loads the graphs), or build it with stepgraph",
+        )
 
 
 def import_target(target: str, base_dir: Path, cache: dict[Path, Any] | None = None) -> Any:

@@ -1,0 +1,1 @@
+"""``langgraph._internal``: the private helpers ecosystem packages import."""

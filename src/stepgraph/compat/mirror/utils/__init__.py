@@ -1,0 +1,1 @@
+"""``langgraph.utils``: LangGraph's old home of config and runnable helpers."""
