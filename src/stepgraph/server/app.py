@@ -9,7 +9,6 @@ from typing import Any
 
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
-from starlette.routing import Route
 
 from stepgraph.server.bodylimit import BodyLimitMiddleware
 from stepgraph.server.config_errors import CONFIG_INVALID
@@ -114,7 +113,9 @@ def create_app(settings: ServerSettings, *, registry: GraphRegistry | None = Non
     middleware.append(Middleware(BodyLimitMiddleware, max_bytes=request_limits.max_body_bytes))
     routes = all_routes(http.disabled)
     if mcp is not None:
-        routes.append(Route("/mcp", mcp, methods=["GET", "POST", "DELETE"]))
+        from stepgraph.server.mcp import mcp_routes
+
+        routes += mcp_routes(mcp)
     auth_layer: list[Any] = []
     custom_routes = CustomRoutes(custom) if custom is not None else None
     if authorizer is not None:

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
     from stepgraph.server.context import ServerContext
 
-__all__ = ["McpEndpoint"]
+__all__ = ["McpEndpoint", "mcp_routes"]
 
 logger = logging.getLogger("stepgraph.server")
 
@@ -78,16 +78,26 @@ class McpEndpoint:
         @server.list_tools()
         async def list_tools() -> list[types.Tool]:
             return [types.Tool(name=name, description=desc, inputSchema=schema)
-                    for name, (_, desc, schema) in (await self._tools(server)).items()]
+                    for name, (_, desc, schema) in (await self._visible(server)).items()]
 
         @server.call_tool(validate_input=True)
         async def call_tool(name: str, arguments: dict[str, Any]) -> Any:
-            tools = await self._tools(server)
+            tools = await self._visible(server)
             if name not in tools:
                 raise ValueError(f"Unknown tool {name!r}: tools/list names the assistants you may run")
             return await self._call(server, tools[name][0], arguments)
 
         return server
+
+    async def _visible(self, server: Any) -> dict[str, tuple[str, str, dict[str, Any]]]:
+        """``_tools``, an auth refusal as an MCP error naming its status (``403 ...``)."""
+        from mcp.shared.exceptions import McpError
+        from mcp.types import INVALID_REQUEST, ErrorData
+
+        try:
+            return await self._tools(server)
+        except ApiError as exc:
+            raise McpError(ErrorData(code=INVALID_REQUEST, message=f"{exc.status} {exc.detail}")) from None
 
     def _request(self, server: Any) -> Request:
         return server.request_context.request
@@ -147,3 +157,13 @@ class McpEndpoint:
         structured = result if isinstance(result, dict) else None
         return types.CallToolResult(content=[types.TextContent(type="text", text=text)],
                                     structuredContent=structured)
+
+
+
+def mcp_routes(endpoint: McpEndpoint) -> list[Any]:
+    """``/mcp`` (``POST``, and the SDK's ``GET``/``DELETE``). Not in the OpenAPI document: the
+    SDK answers the transport's own statuses and bodies (202 without a body for a
+    notification, JSON-RPC errors, 406 for a missing ``Accept``), which no model describes."""
+    from starlette.routing import Route
+
+    return [Route("/mcp", endpoint, methods=["GET", "POST", "DELETE"])]

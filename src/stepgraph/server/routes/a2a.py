@@ -191,7 +191,7 @@ def _reply(rid: Any, result: Any = None, error: RpcError | None = None) -> dict[
 
 def _rpc_error(exc: ApiError) -> RpcError:
     code = {404: -32001, 409: -32603, 403: -32603, 401: -32603}.get(exc.status, -32602 if exc.status < 500 else -32603)
-    return RpcError(code, str(exc.detail))
+    return RpcError(code, f"{exc.status} {exc.detail}" if exc.status in (401, 403) else str(exc.detail))
 
 
 async def _stream(request: Request, rid: Any, job: Any, history: dict[str, Any]) -> AsyncIterator[str]:

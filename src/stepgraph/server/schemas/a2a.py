@@ -55,7 +55,7 @@ class JsonRpcRequest(RequestModel):
     """A JSON-RPC 2.0 request: ``message/send``, ``message/stream``, ``tasks/get``, ``tasks/cancel``."""
 
     jsonrpc: Literal["2.0"]
-    id: str | int | None = None
+    id: str | int | float | None = None
     method: Literal["message/send", "message/stream", "tasks/get", "tasks/cancel"]
     params: JsonObject | None = None
 
@@ -64,6 +64,7 @@ class JsonRpcResponse(ResponseModel):
     """A JSON-RPC 2.0 response: ``result`` (a Task) or ``error`` (``code``, ``message``)."""
 
     jsonrpc: Literal["2.0"]
-    id: str | int | None = None
+    id: str | int | float | None = None
     result: JsonObject | None = None
     error: dict[str, Any] | None = None
+
