@@ -85,6 +85,17 @@ async def test_mcp_bad_arguments_are_a_tool_error(open_server: str) -> None:
         assert unknown.isError and "Unknown tool" in unknown.content[0].text
 
 
+def test_mcp_transport_answers(open_server: str) -> None:
+    accept = {"Accept": "application/json, text/event-stream"}
+    assert httpx.get(f"{open_server}/mcp", headers=accept).status_code == 405  # stateless: no GET stream
+    wrong = httpx.post(f"{open_server}/mcp", content=b"x", headers={**accept, "Content-Type": "text/plain"})
+    assert wrong.status_code == 415 and wrong.json()["error"]["code"] == -32600
+    note = httpx.post(f"{open_server}/mcp", json={"jsonrpc": "2.0", "method": "notifications/initialized"},
+                      headers=accept)
+    assert note.status_code == 202 and note.content == b""
+    assert "post" in httpx.get(f"{open_server}/openapi.json").json()["paths"]["/mcp"]
+
+
 def test_mcp_is_behind_auth(auth_server: str) -> None:
     refused = httpx.post(f"{auth_server}/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
                          headers={"Accept": "application/json, text/event-stream"})

@@ -37,7 +37,8 @@ class Operation:
     (400, 422 always, 413 with a body); ``error_models``: ``(status, type)`` pairs for error
     bodies that are not ``{"detail": ...}``. ``headers``: request headers it reads.
     ``path_doc``: ``(name, type)`` pairs documenting a path parameter more narrowly than its
-    validation (the handler checks it, with LangGraph's own message).
+    validation (the handler checks it, with LangGraph's own message). ``empty``: other
+    success statuses answered without a body (MCP's 202 for a notification).
     """
 
     body: Any = None
@@ -51,6 +52,7 @@ class Operation:
     response_headers: tuple[tuple[str, str], ...] = ()
     error_models: tuple[tuple[int, Any], ...] = ()
     path_doc: tuple[tuple[str, Any], ...] = ()
+    empty: tuple[int, ...] = ()
 
 
 def operation(**declared: Any) -> Callable[[Handler], Handler]:

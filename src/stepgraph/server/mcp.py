@@ -57,13 +57,29 @@ class McpEndpoint:
         self._manager = None
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if self._manager is None:  # pragma: no cover - only between shutdown and the last request
-            from starlette.responses import JSONResponse
+        from starlette.responses import JSONResponse
 
+        if self._manager is None:  # pragma: no cover - only between shutdown and the last request
             await JSONResponse({"detail": "MCP is not running"}, 503)(scope, receive, send)
             return
+        if scope["method"] != "POST":  # stateless: no session to stream to or to end
+            await JSONResponse(_rpc_error(-32000, "Method Not Allowed: POST JSON-RPC messages to /mcp"), 405,
+                               headers={"Allow": "POST"})(scope, receive, send)
+            return
+        ctype = dict(scope.get("headers") or ()).get(b"content-type", b"").split(b";")[0].strip().lower()
+        if ctype != b"application/json":
+            await JSONResponse(_rpc_error(-32600, "Unsupported Media Type: Content-Type must be application/json"),
+                               415)(scope, receive, send)
+            return
+
+        async def answer(message: Any) -> None:
+            if message["type"] == "http.response.start" and message["status"] == 202:  # no body follows
+                message = {**message, "headers": [(k, v) for k, v in message.get("headers") or ()
+                                                  if k.lower() != b"content-type"]}
+            await send(message)
+
         # The SDK's transport serves the path it is given; the route is ``/mcp`` exactly.
-        await self._manager.handle_request(scope, receive, send)
+        await self._manager.handle_request(scope, receive, answer)
 
     # -- the MCP server ----------------------------------------------------------------------
     def _server(self) -> Any:
@@ -160,10 +176,35 @@ class McpEndpoint:
 
 
 
+
+def _rpc_error(code: int, message: str) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}}
+
+
+class _Passthrough:
+    """A "response" that hands the request on to an ASGI app (the SDK answers it)."""
+
+    def __init__(self, app: Any, request: Request) -> None:
+        self.app, self.request = app, request
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        await self.app(scope, self.request.receive, send)
+
+
 def mcp_routes(endpoint: McpEndpoint) -> list[Any]:
-    """``/mcp`` (``POST``, and the SDK's ``GET``/``DELETE``). Not in the OpenAPI document: the
-    SDK answers the transport's own statuses and bodies (202 without a body for a
-    notification, JSON-RPC errors, 406 for a missing ``Accept``), which no model describes."""
+    """``POST /mcp`` (in the OpenAPI document: JSON-RPC answers, 202 for a notification, the
+    transport's 406/415 as JSON-RPC errors) and ``GET``/``DELETE /mcp`` (405: stateless)."""
     from starlette.routing import Route
 
-    return [Route("/mcp", endpoint, methods=["GET", "POST", "DELETE"])]
+    from stepgraph.server.endpoint import operation
+    from stepgraph.server.schemas.a2a import JsonRpcResponse, McpMessage
+
+    rpc_errors = tuple((status, JsonRpcResponse) for status in (400, 406, 413, 415))
+
+    @operation(body_doc=McpMessage, ok=JsonRpcResponse, empty=(202,), errors=(406, 415),
+               error_models=rpc_errors, headers=(("Accept", "application/json, text/event-stream"),))
+    async def mcp(request: Request) -> Any:
+        """The Model Context Protocol (streamable HTTP, stateless): the assistants as tools."""
+        return _Passthrough(endpoint, request)
+
+    return [Route("/mcp", mcp, methods=["POST"]), Route("/mcp", endpoint, methods=["GET", "DELETE"])]

@@ -12,7 +12,7 @@ from stepgraph.server.schemas.fields import (
     Uuid,
 )
 
-__all__ = ["AgentCard", "AgentCardQuery", "JsonRpcRequest", "JsonRpcResponse"]
+__all__ = ["AgentCard", "AgentCardQuery", "JsonRpcRequest", "JsonRpcResponse", "McpMessage"]
 
 
 class AgentCardQuery(QueryModel):
@@ -68,3 +68,13 @@ class JsonRpcResponse(ResponseModel):
     result: JsonObject | None = None
     error: dict[str, Any] | None = None
 
+
+
+class McpMessage(RequestModel):
+    """A Model Context Protocol JSON-RPC message (``initialize``, ``tools/list``,
+    ``tools/call``, a notification); the ``mcp`` SDK validates it."""
+
+    jsonrpc: Literal["2.0"]
+    id: str | int | None = None
+    method: str | None = None
+    params: JsonObject | None = None
