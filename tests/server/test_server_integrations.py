@@ -160,8 +160,10 @@ def test_a2a_message_stream(open_server: str) -> None:
         assert response.headers["content-type"].startswith("text/event-stream")
         events = [json.loads(line[5:]) for line in response.iter_lines() if line.startswith("data:")]
     kinds = [e["result"]["kind"] for e in events]
-    assert kinds == ["task", "status-update", "artifact-update", "status-update"]
-    assert events[2]["result"]["artifact"]["parts"][0]["text"] == "echo: yo"
+    assert kinds == ["task", "status-update", "status-update", "artifact-update", "status-update"]
+    streamed = events[2]["result"]["status"]
+    assert streamed["state"] == "working" and streamed["message"]["parts"][0]["text"] == "echo: yo"
+    assert events[3]["result"]["artifact"]["parts"][0]["text"] == "echo: yo"
     assert events[-1]["result"]["final"] is True and events[-1]["result"]["status"]["state"] == "completed"
 
 

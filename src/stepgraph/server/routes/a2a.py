@@ -3,7 +3,8 @@
 
 ``GET /.well-known/agent-card.json?assistant_id=`` describes an assistant; ``POST
 /a2a/{assistant_id}`` takes ``message/send`` (run, wait, answer the Task), ``message/stream``
-(the same as SSE: the Task, ``working``, the artifact, the final status), ``tasks/get``
+(the same as SSE: the Task, ``working``, each AI message as the run makes it, the
+artifact, the final status), ``tasks/get``
 (a run as a Task) and ``tasks/cancel`` (refused, as on LangGraph). A message's
 ``contextId`` is the thread (created when new; a new one when omitted), a Task's ``id`` is
 the run's. Text parts become one user message; data parts are merged into the input.
@@ -194,7 +195,22 @@ def _rpc_error(exc: ApiError) -> RpcError:
     return RpcError(code, f"{exc.status} {exc.detail}" if exc.status in (401, 403) else str(exc.detail))
 
 
+def _new_ai_message(values: Any, seen: set[str]) -> dict[str, Any] | None:
+    """The last message of a ``values`` event when it is an AI message not streamed yet."""
+    messages = values.get("messages") if isinstance(values, dict) else None
+    last = messages[-1] if isinstance(messages, list) and messages else None
+    if not isinstance(last, dict) or last.get("type") not in ("ai", "AIMessageChunk"):
+        return None
+    key = str(last.get("id") or json.dumps(last, sort_keys=True, default=str))
+    if key in seen:
+        return None
+    seen.add(key)
+    return last
+
+
 async def _stream(request: Request, rid: Any, job: Any, history: dict[str, Any]) -> AsyncIterator[str]:
+    """The Task, ``working``, a ``working`` status with each new AI message as the run makes
+    it, the artifact, the final status."""
     def event(result: dict[str, Any]) -> str:
         return f"data: {json.dumps(_reply(rid, result), default=str)}\n\n"
 
@@ -202,6 +218,20 @@ async def _stream(request: Request, rid: Any, job: Any, history: dict[str, Any])
     base = {"taskId": job.run_id, "contextId": job.thread_id}
     yield event({"kind": "status-update", **base, "status": {"state": "working", "timestamp": now_iso()},
                  "final": False})
+    seen: set[str] = set()
+    heartbeat = ctx_of(request).settings.heartbeat
+    async for item in job.log.follow(heartbeat=heartbeat):
+        if item is None or item.name != "values":
+            continue
+        try:
+            message = _new_ai_message(json.loads(item.data), seen)
+        except ValueError:
+            continue
+        if message is not None:
+            agent = {"kind": "message", "role": "agent", "messageId": str(message.get("id") or uuid7()),
+                     "parts": [{"kind": "text", "text": _text(message)}], **base}
+            yield event({"kind": "status-update", **base, "final": False,
+                         "status": {"state": "working", "message": agent, "timestamp": now_iso()}})
     task = await _finished(request, job, history)
     for artifact in task.get("artifacts") or ():
         yield event({"kind": "artifact-update", **base, "artifact": artifact, "lastChunk": True})
