@@ -37,9 +37,9 @@ def _command(command: str) -> list[str]:
 @contextmanager
 def serve_config(config: Path, tmp: Path, *, database_url: str | None = None,
                  command: str = "serve", args: tuple[str, ...] = (),
-                 env: dict[str, str] | None = None) -> Iterator[tuple[str, Path]]:
+                 env: dict[str, str] | None = None, ok_path: str = "/ok") -> Iterator[tuple[str, Path]]:
     """``stepgraph <command> --config config [args]`` on loopback (``env`` added to the
-    environment); yields ``(url, log file)``."""
+    environment); yields ``(url, log file)`` once ``ok_path`` answers."""
     port = _free_port()
     cmd = [*_command(command), "--config", str(config), "--host", "127.0.0.1", "--port", str(port),
            "--database-url", database_url or str(tmp / "db.sqlite"), "--log-level", "info", *args]
@@ -53,7 +53,7 @@ def serve_config(config: Path, tmp: Path, *, database_url: str | None = None,
         while True:
             assert proc.poll() is None, log_path.read_text()
             try:
-                with urllib.request.urlopen(f"{url}/ok", timeout=2):  # noqa: S310 - loopback only
+                with urllib.request.urlopen(f"{url}{ok_path}", timeout=2):  # noqa: S310 - loopback only
                     break
             except OSError:
                 assert time.monotonic() < deadline, "server did not answer /ok:\n" + log_path.read_text()

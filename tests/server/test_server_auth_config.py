@@ -336,9 +336,22 @@ def test_a_default_deny_handler_closes_every_route(tmp_path: Path) -> None:
                     elif path == "/assistants":
                         body = {"graph_id": "whoami"}
                     query = "?namespace=a&key=k" if path == "/store/items" else ""
-                    res = http.request(method, path + query, json=body)
+                    headers: dict[str, str] = {}
+                    if path == "/.well-known/agent-card.json":
+                        query = "?assistant_id=2f0e7d8e-0000-4000-8000-000000000001"
+                    elif path.startswith("/a2a/"):
+                        body = {"jsonrpc": "2.0", "id": 1, "method": "message/send",
+                                "params": {"message": {"parts": [{"kind": "text", "text": "x"}]}}}
+                    elif path == "/mcp":
+                        if method != "POST":  # the SDK's stream and session ends touch no resource
+                            continue
+                        body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+                        headers = {"Accept": "application/json, text/event-stream"}
+                    res = http.request(method, path + query, json=body, headers=headers)
                     seen += 1
-                    if path.endswith("/commands"):
+                    if path.startswith("/a2a/") or path == "/mcp":  # JSON-RPC errors
+                        assert res.json()["error"]["message"].startswith("403"), (path, res.text[:200])
+                    elif path.endswith("/commands"):
                         assert res.json()["type"] == "error" and res.json()["message"].startswith("403"), path
                     elif route.path.startswith("/runs/{run_id}"):  # the run (and so its thread) is looked up first
                         assert res.status_code == 404, (method, path, res.status_code, res.text[:200])

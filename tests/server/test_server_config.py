@@ -7,6 +7,7 @@ description on its assistant, ``dependencies`` on ``sys.path``, ``env`` applied)
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import sys
@@ -49,6 +50,8 @@ def write_config(tmp: Path, extra: dict[str, Any], *, name: str = "langgraph.jso
     (tmp / "auth.py").write_text(AUTH_MODULE)
     (tmp / ".env").write_text("# comment\nSG_CFG_A=1\nexport SG_CFG_B='two words'\n")
     (tmp / "pip.conf").write_text("[global]\n")
+    (tmp / "embed.py").write_text("def embed(texts):\n    return [[float(len(t)), 1.0, 0.0] for t in texts]\n")
+    (tmp / "webapp.py").write_text("from starlette.applications import Starlette\napp = Starlette()\n")
     (tmp / "src").mkdir(exist_ok=True)
     (tmp / "uvproj").mkdir(exist_ok=True)
     (tmp / "uvproj" / "pyproject.toml").write_text("[project]\nname='x'\n")
@@ -130,9 +133,22 @@ CASES: list[tuple[str, dict[str, Any], Any]] = [
     ("package", {"package": "x"}, (REFUSED, "package")),
     # -- store --
     ("store-empty", {"store": {}}, OK),
-    ("store.index", {"store": {"index": {"dims": 3, "embed": "./e.py:embed"}}}, (REFUSED, "store.index")),
+    ("store.index", {"store": {"index": {"dims": 3, "embed": "./embed.py:embed", "fields": ["text"]}}}, OK),
+    ("store.index-module", {"store": {"index": {"dims": 3, "embed": "embed:embed"}}}, OK),
+    ("store.index-missing-file", {"store": {"index": {"dims": 3, "embed": "./nope.py:embed"}}},
+     (MISSING, "store.index.embed")),
+    ("store.index-provider", {"store": {"index": {"dims": 1536, "embed": "openai:text-embedding-3-small"}}},
+     (REFUSED, "store.index.embed") if importlib.util.find_spec("langchain") is None else OK),
+    ("store.index-dims", {"store": {"index": {"dims": 0, "embed": "./embed.py:embed"}}},
+     (INVALID, "store.index.dims")),
+    ("store.index-fields", {"store": {"index": {"dims": 3, "embed": "./embed.py:embed", "fields": []}}},
+     (INVALID, "store.index.fields")),
     ("store.index-type", {"store": {"index": {"dims": "3", "embed": "x"}}}, (INVALID, "store.index.dims")),
-    ("store.ttl", {"store": {"ttl": {"default_ttl": 10}}}, (REFUSED, "store.ttl")),
+    ("store.ttl", {"store": {"ttl": {"default_ttl": 10, "refresh_on_read": False, "sweep_interval_minutes": 2}}},
+     OK),
+    ("store.ttl-negative", {"store": {"ttl": {"default_ttl": -1}}}, (INVALID, "store.ttl.default_ttl")),
+    ("store.ttl-interval", {"store": {"ttl": {"sweep_interval_minutes": 0}}},
+     (INVALID, "store.ttl.sweep_interval_minutes")),
     ("store.path", {"store": {"path": "./s.py:store"}}, (REFUSED, "store.path")),
     # -- checkpointer --
     ("checkpointer-default", {"checkpointer": {"backend": "default"}}, OK),
@@ -177,17 +193,23 @@ CASES: list[tuple[str, dict[str, Any], Any]] = [
      (INVALID, "http.cors.allow_origin_regex")),
     ("http.cors-type", {"http": {"cors": {"allow_origins": "https://a"}}}, (INVALID, "http.cors.allow_origins")),
     ("http.cors-max_age", {"http": {"cors": {"max_age": -1}}}, (INVALID, "http.cors.max_age")),
-    ("http.app", {"http": {"app": "./app.py:app"}}, (REFUSED, "http.app")),
+    ("http.app", {"http": {"app": "./webapp.py:app"}}, OK),
+    ("http.app-missing", {"http": {"app": "./nope.py:app"}}, (MISSING, "http.app")),
+    ("http.app-format", {"http": {"app": "./webapp.py"}}, (INVALID, "http.app")),
+    ("http.app-js", {"http": {"app": "./app.ts:app"}}, (REFUSED, "http.app")),
     ("http.disable_webhooks", {"http": {"disable_webhooks": True}}, OK),
-    ("http.configurable_headers", {"http": {"configurable_headers": {"includes": ["x-*"]}}},
-     (REFUSED, "http.configurable_headers")),
+    ("http.configurable_headers", {"http": {"configurable_headers": {"includes": ["x-*"],
+                                                                      "excludes": ["x-api-key"]}}}, OK),
+    ("http.configurable_headers-bad", {"http": {"configurable_headers": {"includes": ["x-(a|b)"]}}},
+     (INVALID, "http.configurable_headers.includes[0]")),
     ("http.logging_headers-excludes", {"http": {"logging_headers": {"excludes": ["authorization"]}}}, OK),
     ("http.logging_headers-includes", {"http": {"logging_headers": {"includes": ["x-a"]}}},
      (REFUSED, "http.logging_headers")),
     ("http.middleware_order", {"http": {"middleware_order": "auth_first"}}, OK),
     ("http.middleware_order-bad", {"http": {"middleware_order": "first"}}, (INVALID, "http.middleware_order")),
     ("http.enable_custom_route_auth", {"http": {"enable_custom_route_auth": True}}, OK),
-    ("http.mount_prefix", {"http": {"mount_prefix": "/api"}}, (REFUSED, "http.mount_prefix")),
+    ("http.mount_prefix", {"http": {"mount_prefix": "/api"}}, OK),
+    ("http.mount_prefix-relative", {"http": {"mount_prefix": "api"}}, (INVALID, "http.mount_prefix")),
     ("http-unknown-key", {"http": {"corss": {}}}, (UNKNOWN, "http.corss")),
     ("http.disable_bool-type", {"http": {"disable_threads": "yes"}}, (INVALID, "http.disable_threads")),
     # -- webhooks --
@@ -215,12 +237,12 @@ CASES: list[tuple[str, dict[str, Any], Any]] = [
     ("disable_persistence", {"disable_persistence": True}, (UNKNOWN, "disable_persistence")),
 ]
 
-_TOGGLES = ["disable_assistants", "disable_threads", "disable_runs", "disable_store", "disable_meta"]
+_TOGGLES = ["disable_assistants", "disable_threads", "disable_runs", "disable_store", "disable_meta",
+            "disable_mcp", "disable_a2a"]
 CASES += [(f"http.{k}-false", {"http": {k: False}}, OK) for k in _TOGGLES]
-CASES += [(f"http.{k}", {"http": {k: True}}, (REFUSED, f"http.{k}")) for k in _TOGGLES]
-CASES += [(f"http.{k}", {"http": {k: True}}, OK) for k in ("disable_mcp", "disable_a2a", "disable_ui")]
-CASES += [(f"http.{k}-false", {"http": {k: False}}, (REFUSED, f"http.{k}"))
-          for k in ("disable_mcp", "disable_a2a", "disable_ui")]
+CASES += [(f"http.{k}", {"http": {k: True}}, OK) for k in _TOGGLES]
+CASES += [("http.disable_ui", {"http": {"disable_ui": True}}, OK),
+          ("http.disable_ui-false", {"http": {"disable_ui": False}}, (REFUSED, "http.disable_ui"))]
 
 
 @pytest.mark.parametrize(("extra", "expected"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
@@ -272,8 +294,8 @@ def test_did_you_mean(tmp_path: Path) -> None:
 
 
 def test_refusal_says_not_supported_yet(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match=r"`store.index`: semantic search .* is not supported yet"):
-        load_settings(write_config(tmp_path, {"store": {"index": {"dims": 3, "embed": "x"}}}))
+    with pytest.raises(ConfigError, match=r"`http.disable_ui`: generative UI .* is not supported yet"):
+        load_settings(write_config(tmp_path, {"http": {"disable_ui": False}}))
 
 
 def test_build_time_keys_are_logged(tmp_path: Path) -> None:

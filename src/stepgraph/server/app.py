@@ -12,8 +12,15 @@ from starlette.middleware import Middleware
 
 from stepgraph.server.bodylimit import BodyLimitMiddleware
 from stepgraph.server.config_errors import CONFIG_INVALID
+from stepgraph.server.config_store import index_config
 from stepgraph.server.context import ServerContext
 from stepgraph.server.cors import cors_middleware
+from stepgraph.server.custom_app import (
+    CustomRoutes,
+    PrefixMiddleware,
+    custom_route_matcher,
+    load_custom_app,
+)
 from stepgraph.server.errors import install_handlers
 from stepgraph.server.graphs import GraphRegistry
 from stepgraph.server.hosts import HostCheckMiddleware, allowed_hosts_for
@@ -26,6 +33,7 @@ from stepgraph.server.runtime.limits import LimitError, RuntimeLimits
 from stepgraph.server.runtime.metrics import RunMetrics
 from stepgraph.server.runtime.queue import LocalRunQueue
 from stepgraph.server.runtime.service import RunService
+from stepgraph.server.runtime.store_sweep import sweeping
 from stepgraph.server.runtime.threadlog import ThreadLogs
 from stepgraph.server.runtime.ttl import TtlSweeper
 from stepgraph.server.settings import ConfigError, ServerSettings, apply_dependencies, apply_env
@@ -54,10 +62,15 @@ def create_app(settings: ServerSettings, *, registry: GraphRegistry | None = Non
         registry = GraphRegistry(settings.graphs, settings.base_dir, descriptions=settings.graph_descriptions)
         registry.load()
     authorizer = _load_auth(settings)
+    http = settings.http
+    custom = load_custom_app(http.app, settings.base_dir) if http.app else None
+    store_index = _store_index(settings)
+    mcp = _mcp_endpoint(settings)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        async with open_backend(settings.database_url, settings.default_db_path) as backend:
+        async with open_backend(settings.database_url, settings.default_db_path, store_index=store_index,
+                                store_ttl=settings.store.ttl) as backend, contextlib.AsyncExitStack() as stack:
             ctx = ServerContext(settings, registry, backend)
             ctx.limits = limits
             ctx.authorizer = authorizer
@@ -74,7 +87,12 @@ def create_app(settings: ServerSettings, *, registry: GraphRegistry | None = Non
             ctx.ttl_sweeper.start()
             ctx.cron_scheduler = CronScheduler(ctx)
             ctx.cron_scheduler.start()
+            await stack.enter_async_context(sweeping(backend.store, settings.store.sweep_minutes))
+            if mcp is not None:
+                await stack.enter_async_context(mcp.running(ctx))
             app.state.ctx = ctx
+            if custom is not None:
+                await stack.enter_async_context(custom.router.lifespan_context(custom))
             for note in settings.notes:
                 logger.info("%s", note)
             logger.info("stepgraph server: %d graph(s) [%s], %s at %s", len(registry.ids),
@@ -88,22 +106,68 @@ def create_app(settings: ServerSettings, *, registry: GraphRegistry | None = Non
                 ctx.thread_logs.close_all()
 
     # Outermost first: CORS (its headers on every answer, preflights answered here), the Host
-    # check (before anything reads the body), the body limit (before auth's authenticate
-    # handler may read the body), then auth.
+    # check (before anything reads the body), the mount prefix, the body limit (before auth's
+    # authenticate handler may read the body), then auth and the custom app's middleware in
+    # ``http.middleware_order``.
     middleware: list[Any] = [
         cors_middleware(settings.cors),
         Middleware(HostCheckMiddleware, allowed_hosts=allowed_hosts_for(settings.host, settings.allowed_hosts),
                    bind=settings.host),
-        Middleware(BodyLimitMiddleware, max_bytes=request_limits.max_body_bytes),
     ]
+    if http.mount_prefix:
+        middleware.append(Middleware(PrefixMiddleware, prefix=http.mount_prefix))
+    middleware.append(Middleware(BodyLimitMiddleware, max_bytes=request_limits.max_body_bytes))
+    routes = all_routes(http.disabled)
+    if mcp is not None:
+        from stepgraph.server.mcp import mcp_routes
+
+        routes += mcp_routes(mcp)
+    auth_layer: list[Any] = []
+    custom_routes = CustomRoutes(custom) if custom is not None else None
     if authorizer is not None:
         from stepgraph.server.auth import AuthMiddleware
 
-        middleware.append(Middleware(AuthMiddleware, authorizer=authorizer))
-    app = Starlette(routes=all_routes(), lifespan=lifespan, middleware=middleware,
+        skip = None if custom_routes is None or http.enable_custom_route_auth else custom_route_matcher(custom_routes)
+        auth_layer.append(Middleware(AuthMiddleware, authorizer=authorizer, skip=skip))
+    user_layer = list(custom.user_middleware) if custom is not None else []
+    if http.middleware_order == "auth_first":
+        middleware += auth_layer + user_layer
+    else:
+        middleware += user_layer + auth_layer
+    if custom_routes is not None:
+        routes.insert(0, custom_routes)
+    app = Starlette(routes=routes, lifespan=lifespan, middleware=middleware,
                     exception_handlers=install_handlers())
     app.state.request_limits = request_limits
     return app
+
+
+def _store_index(settings: ServerSettings) -> dict[str, Any] | None:
+    """``store.index`` with its ``embed`` loaded and checked (a broken one fails like a graph)."""
+    index = index_config(settings.store, settings.base_dir)
+    if index is not None:
+        from stepgraph.store._embed import Index
+        from stepgraph.store.base import StoreError
+
+        try:
+            Index(index)  # type: ignore[arg-type]
+        except StoreError as exc:
+            raise ConfigError(f"store.index.embed: {exc}", code=CONFIG_INVALID) from None
+    return index
+
+
+def _mcp_endpoint(settings: ServerSettings) -> Any:
+    """The ``/mcp`` endpoint, unless ``http.disable_mcp`` (or the ``mcp`` package is missing)."""
+    if "mcp" in settings.http.disabled:
+        return None
+    try:
+        import mcp  # noqa: F401
+    except ImportError:
+        logger.info("MCP (/mcp) is off: the `mcp` package is not installed (pip install 'stepgraph[server]')")
+        return None
+    from stepgraph.server.mcp import McpEndpoint
+
+    return McpEndpoint()
 
 
 def _load_auth(settings: ServerSettings) -> Any:

@@ -26,6 +26,7 @@ from stepgraph.server.config_errors import (
     ConfigError,
     Problem,
 )
+from stepgraph.server.config_http import HttpSettings, http_settings
 from stepgraph.server.config_schema import (
     AuthConfig,
     Config,
@@ -34,6 +35,7 @@ from stepgraph.server.config_schema import (
     HttpConfig,
     validation_problems,
 )
+from stepgraph.server.config_store import StoreSettings, store_settings
 from stepgraph.server.config_webhooks import WebhookSettings, webhook_settings
 from stepgraph.server.request_limits import MAX_TTL_MINUTES
 from stepgraph.server.runtime.ttl import ThreadTtlPolicy
@@ -57,6 +59,8 @@ class Decided:
     auth: AuthConfig | None = None
     webhooks: WebhookSettings = field(default_factory=WebhookSettings)
     thread_ttl: ThreadTtlPolicy = field(default_factory=ThreadTtlPolicy)
+    http: HttpSettings = field(default_factory=HttpSettings)
+    store: StoreSettings = field(default_factory=StoreSettings)
     notes: list[str] = field(default_factory=list)
 
 
@@ -261,18 +265,7 @@ def _refused_top_level(c: _Checker, config: Config) -> None:
                      f"use source.{'root' if key == 'project_root' else 'package'}")
 
 
-def _store_and_checkpointer(c: _Checker, config: Config) -> None:
-    store = config.store
-    if store is not None:
-        if store.path is not None:
-            c.refuse("store.path", "a custom store is not supported",
-                     "remove it: the server's store (SQLite, or PostgreSQL with --database-url) is used")
-        if store.index is not None:
-            c.not_yet("store.index", "semantic search of the store", "remove store.index; key and filter "
-                      "search work without it")
-        if store.ttl is not None:
-            c.not_yet("store.ttl", "a store-wide TTL policy", "remove store.ttl; the per-item `ttl` of a put "
-                      "is enforced")
+def _checkpointer(c: _Checker, config: Config) -> None:
     cp = config.checkpointer
     if cp is None:
         return
@@ -298,26 +291,12 @@ def _store_and_checkpointer(c: _Checker, config: Config) -> None:
                  "set it to false or remove it")
 
 
-_ROUTE_GROUPS = {"disable_assistants": "/assistants", "disable_threads": "/threads", "disable_runs": "/runs",
-                 "disable_store": "/store", "disable_meta": "/info, /openapi.json and /metrics"}
-_ABSENT_FEATURES = {"disable_mcp": "MCP (/mcp)", "disable_a2a": "A2A (/a2a)", "disable_ui": "generative UI (/ui)"}
-
-
 def _http(c: _Checker, http: HttpConfig) -> None:
-    if http.app is not None:
-        c.not_yet("http.app", "mounting a custom app (http.app)", "remove http.app")
-    for key, routes in _ROUTE_GROUPS.items():
-        if getattr(http, key):
-            c.not_yet(f"http.{key}", f"removing {routes}", f"remove http.{key} (false is the default)")
-    for key, feature in _ABSENT_FEATURES.items():
-        value = getattr(http, key)
-        if value is True:
-            c.notes.append(f"config key `http.{key}`: stepgraph serves no {feature}; nothing to disable")
-        elif value is False:
-            c.not_yet(f"http.{key}", f"{feature}", f"remove http.{key}")
-    if http.configurable_headers is not None:
-        c.not_yet("http.configurable_headers", "copying request headers into a run's configurable",
-                  "remove http.configurable_headers")
+    """The keys ``config_http`` does not decide."""
+    if http.disable_ui is True:
+        c.notes.append("config key `http.disable_ui`: stepgraph serves no generative UI (/ui); nothing to disable")
+    elif http.disable_ui is False:
+        c.not_yet("http.disable_ui", "generative UI (/ui)", "remove http.disable_ui")
     logging_rules = http.logging_headers
     if logging_rules is not None:
         if logging_rules.includes or logging_rules.include:
@@ -325,15 +304,6 @@ def _http(c: _Checker, http: HttpConfig) -> None:
                      "remove `includes`")
         else:
             c.notes.append("config key `http.logging_headers`: stepgraph never logs request headers")
-    if http.mount_prefix is not None:
-        c.not_yet("http.mount_prefix", "serving the API under a prefix",
-                  "remove it, or put a reverse proxy that strips the prefix in front")
-    if http.middleware_order is not None:
-        c.notes.append(f"config key `http.middleware_order` ({http.middleware_order!r}) orders custom "
-                       "middleware, and there is none (http.app is not supported yet)")
-    if http.enable_custom_route_auth is not None:
-        c.notes.append("config key `http.enable_custom_route_auth` applies to custom routes, and there are "
-                       "none (http.app is not supported yet); every API route is behind auth when configured")
     if http.cors is not None and http.cors.allow_origin_regex is not None:
         try:
             re.compile(http.cors.allow_origin_regex)
@@ -370,7 +340,9 @@ def decide(config: Config, base: Path, source: str, environ: Mapping[str, str]) 
     env = _env(c, config.env)
     _build_keys(c, config)
     _refused_top_level(c, config)
-    _store_and_checkpointer(c, config)
+    _checkpointer(c, config)
+    store = store_settings(c, config.store, _check_ref)
+    http = http_settings(c, config.http, _check_ref)
     if config.http is not None:
         _http(c, config.http)
     if config.auth is not None:
@@ -380,5 +352,5 @@ def decide(config: Config, base: Path, source: str, environ: Mapping[str, str]) 
         raise ConfigError.from_problems(source, c.problems)
     return Decided(graphs=graphs, descriptions=descriptions, dependencies=deps, env=env,
                    cors=config.http.cors if config.http else None, auth=config.auth,
-                   webhooks=webhooks, notes=c.notes,
+                   webhooks=webhooks, notes=c.notes, http=http, store=store,
                    thread_ttl=ThreadTtlPolicy.from_config(config.checkpointer.ttl if config.checkpointer else None))

@@ -37,8 +37,9 @@ class Operation:
     (400, 422 always, 413 with a body); ``error_models``: ``(status, type)`` pairs for error
     bodies that are not ``{"detail": ...}``. ``headers``: request headers it reads.
     ``alt_media``: ``(media type, JSON schema)`` pairs of other success bodies (chosen by a
-    query parameter). ``path_doc``: ``(name, type)`` pairs documenting a path parameter more narrowly than its
-    validation (the handler checks it, with LangGraph's own message).
+    query parameter). ``path_doc``: ``(name, type)`` pairs documenting a path parameter more
+    narrowly than its validation (the handler checks it, with LangGraph's own message).
+    ``empty``: other success statuses answered without a body (MCP's 202 for a notification).
     """
 
     body: Any = None
@@ -53,6 +54,7 @@ class Operation:
     error_models: tuple[tuple[int, Any], ...] = ()
     path_doc: tuple[tuple[str, Any], ...] = ()
     alt_media: tuple[tuple[str, dict[str, Any]], ...] = ()
+    empty: tuple[int, ...] = ()
 
 
 def operation(**declared: Any) -> Callable[[Handler], Handler]:

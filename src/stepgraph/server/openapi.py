@@ -103,6 +103,8 @@ def _responses(spec: Operation, rendered: dict[Any, Any], keys: dict[str, Any]) 
         ok["headers"] = {name: {"description": text, "schema": {"type": "string"}}
                          for name, text in spec.response_headers}
     out = {str(spec.status): ok}
+    for status in spec.empty:
+        out[str(status)] = {"description": _STATUS_TEXT.get(status, "Success, no content")}
     statuses = set(spec.errors) | {400, 422}
     if spec.body is not None or spec.body_doc is not None:
         statuses.add(413)

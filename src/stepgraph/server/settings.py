@@ -10,6 +10,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from stepgraph.server.config_errors import ConfigError
+from stepgraph.server.config_http import HttpSettings
+from stepgraph.server.config_store import StoreSettings
 from stepgraph.server.config_webhooks import WebhookSettings
 from stepgraph.server.runtime.ttl import ThreadTtlPolicy
 
@@ -66,6 +68,10 @@ class ServerSettings:
     webhooks: WebhookSettings = field(default_factory=WebhookSettings)
     thread_ttl: ThreadTtlPolicy = field(default_factory=ThreadTtlPolicy)
     """``checkpointer.ttl``: the default TTL of threads and how often expired ones are swept."""
+    http: HttpSettings = field(default_factory=HttpSettings)
+    """The ``http`` section: route groups removed, custom app, mount prefix, configurable headers."""
+    store: StoreSettings = field(default_factory=StoreSettings)
+    """``store.index`` / ``store.ttl``."""
     allowed_hosts: list[str] | None = None
     notes: list[str] = field(default_factory=list)
     limits: RuntimeLimits | None = None
@@ -123,7 +129,7 @@ def load_settings(path: Path, **overrides: Any) -> ServerSettings:
                               env=decided.env, graph_descriptions=decided.descriptions,
                               dependencies=decided.dependencies, cors=decided.cors, auth=decided.auth,
                               webhooks=decided.webhooks, notes=decided.notes,
-                              thread_ttl=decided.thread_ttl)
+                              thread_ttl=decided.thread_ttl, http=decided.http, store=decided.store)
     for key, value in overrides.items():
         if not hasattr(settings, key):
             raise TypeError(f"load_settings: unknown setting {key!r}")

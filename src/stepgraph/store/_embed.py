@@ -1,7 +1,8 @@
 """Semantic-search helpers: the embedding adapter, text extraction by path, vector math.
 
-Pure Python (no numpy): vectors are lists of floats in memory and little-endian float32
-blobs in SQL stores; similarity is cosine, computed in Python by every store.
+Vectors are lists of floats in memory and little-endian float32 blobs in SQL stores;
+similarity is cosine, computed exactly by every store over the items a search matches: with
+numpy when it is installed and there are enough vectors to gain from it, else in Python.
 """
 
 from __future__ import annotations
@@ -19,8 +20,12 @@ from typing import Any
 from stepgraph.store.base import IndexConfig, StoreError
 
 __all__ = [
-    "Embedder", "Index", "cosine", "get_text_at_path", "norm", "pack", "tokenize_path", "unpack",
+    "Embedder", "Index", "best_scores", "cosine", "get_text_at_path", "norm", "pack", "tokenize_path",
+    "unpack",
 ]  # fmt: skip
+
+NUMPY_MIN_VECTORS = 64
+"""Below this many vectors a search scores them in Python (numpy's set-up costs more)."""
 
 Vector = list[float]
 _TOKEN = re.compile(r"\[[^\]]*\]|[^.\[\]]+")
@@ -199,6 +204,38 @@ def cosine(query: Vector, query_norm: float, vec: Vector) -> float:
     if not length or not query_norm:
         return 0.0
     return math.fsum(a * b for a, b in zip(query, vec, strict=False)) / (query_norm * length)
+
+
+def _numpy() -> Any:
+    try:
+        import numpy
+    except ImportError:
+        return None
+    return numpy
+
+
+def best_scores(query: Vector, groups: Sequence[Sequence[Vector]], *, use_numpy: bool | None = None) -> list[float]:
+    """Each group's best cosine similarity to ``query`` (an item's vectors are one group)."""
+    count = sum(len(g) for g in groups)
+    np = _numpy() if use_numpy is not False and (use_numpy or count >= NUMPY_MIN_VECTORS) else None
+    if np is not None:
+        try:
+            matrix = np.asarray([v for g in groups for v in g], dtype=np.float64).reshape(count, len(query))
+        except ValueError:  # vectors of another size (an index whose dims changed): score in Python
+            np = None
+    if np is None:
+        query_norm = norm(query)
+        return [max(cosine(query, query_norm, v) for v in g) for g in groups]
+    q = np.asarray(query, dtype=np.float64)
+    lengths = np.linalg.norm(matrix, axis=1) * float(np.linalg.norm(q))
+    safe = np.where(lengths > 0, lengths, 1.0)
+    sims = np.where(lengths > 0, (matrix @ q) / safe, 0.0)
+    out: list[float] = []
+    start = 0
+    for g in groups:
+        out.append(float(sims[start:start + len(g)].max()))
+        start += len(g)
+    return out
 
 
 def norm(vec: Vector) -> float:

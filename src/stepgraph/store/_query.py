@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 from itertools import islice
 from typing import Any
 
-from stepgraph.store._embed import Vector, cosine, norm
+from stepgraph.store._embed import Vector, best_scores
 from stepgraph.store.base import (
     Item,
     ListNamespacesOp,
@@ -191,14 +191,12 @@ def rank(
     hits: Iterator[Record] = (r for r in records if matches(r.value, op.filter))
     if query is None:
         return [(r, None) for r in islice(hits, offset, offset + limit)]
-    query_norm = norm(query)
-    scored: list[tuple[float, Record]] = []
+    with_vectors: list[Record] = []
     unscored: list[Record] = []
     for r in hits:
-        if r.vectors:
-            scored.append((max(cosine(query, query_norm, v) for v in r.vectors), r))
-        else:
-            unscored.append(r)
+        (with_vectors if r.vectors else unscored).append(r)
+    scores = best_scores(query, [r.vectors for r in with_vectors])
+    scored = list(zip(scores, with_vectors, strict=True))
     scored.sort(key=lambda pair: -pair[0])
     ranked = [(r, s) for s, r in scored] + [(r, None) for r in unscored]
     return ranked[offset : offset + limit]  # type: ignore[return-value]

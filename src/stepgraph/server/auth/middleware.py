@@ -79,14 +79,19 @@ class _Cache:
 class AuthMiddleware:
     """Pure ASGI middleware: streaming responses pass through untouched."""
 
-    def __init__(self, app: ASGIApp, *, authorizer: Authorizer) -> None:
+    def __init__(self, app: ASGIApp, *, authorizer: Authorizer,
+                 skip: Callable[[Scope], bool] | None = None) -> None:
         self.app = app
         self.authorizer = authorizer
+        self.skip = skip
+        """Requests let through unauthenticated (the custom app's routes, without
+        ``http.enable_custom_route_auth``)."""
         cache = authorizer.config.cache
         self.cache = _Cache(cache.cache_keys, cache.ttl_seconds, cache.max_size) if cache else None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["path"] in PUBLIC_PATHS:
+        if (scope["type"] != "http" or _route_path(scope) in PUBLIC_PATHS
+                or (self.skip is not None and self.skip(scope))):
             await self.app(scope, receive, send)
             return
         try:
@@ -183,6 +188,14 @@ async def _read_body(receive: Receive) -> tuple[bytes, Receive]:
         return await receive()
 
     return body, replay
+
+
+def _route_path(scope: Scope) -> str:
+    """The path without the ``root_path`` that ``http.mount_prefix`` sets."""
+    path, root = scope["path"], scope.get("root_path") or ""
+    if root and path.startswith(root) and (len(path) == len(root) or path[len(root)] == "/"):
+        return path[len(root):] or "/"
+    return path
 
 
 def _max_depth(scope: Scope) -> int:

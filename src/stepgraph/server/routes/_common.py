@@ -32,6 +32,14 @@ def ctx_of(request: Request) -> ServerContext:
     return request.app.state.ctx
 
 
+def configurable_headers(request: Request) -> dict[str, str] | None:
+    """The request headers ``http.configurable_headers`` copies into a run's ``configurable``."""
+    patterns = ctx_of(request).settings.http.configurable_headers
+    if patterns is None:
+        return None
+    return patterns.select((k.decode("latin-1"), v.decode("latin-1")) for k, v in request.scope.get("headers") or ())
+
+
 def url_path(*segments: str) -> str:
     """``/a/b/c`` from path segments, each percent-encoded (ids may hold any printable text,
     a header value may not)."""

@@ -13,7 +13,7 @@ from stepgraph.server.auth import request_auth
 from stepgraph.server.endpoint import operation
 from stepgraph.server.errors import json_response
 from stepgraph.server.resources.runs import public
-from stepgraph.server.routes._common import RUN_LOCATION, ctx_of, url_path
+from stepgraph.server.routes._common import RUN_LOCATION, configurable_headers, ctx_of, url_path
 from stepgraph.server.runtime.queue import RunJob
 from stepgraph.server.schemas.runs import Run, RunCreate
 from stepgraph.server.sse import run_sse, wait_response
@@ -37,7 +37,8 @@ def _disconnect(request: Request, job: RunJob) -> Any:
 
 async def _stream(request: Request, thread_id: str | None, body: RunCreate) -> Response:
     ctx = ctx_of(request)
-    job = await ctx.service.create(thread_id, body, auth=request_auth(request))
+    job = await ctx.service.create(thread_id, body, auth=request_auth(request),
+                                   headers=configurable_headers(request))
     base, content = _paths(job, thread_id is None)
     headers = {"Location": f"{base}/stream", "Content-Location": content}
     return run_sse(job.log, headers=headers, with_ids=job.log.resumable, heartbeat=ctx.settings.heartbeat,
@@ -46,7 +47,8 @@ async def _stream(request: Request, thread_id: str | None, body: RunCreate) -> R
 
 async def _wait(request: Request, thread_id: str | None, body: RunCreate) -> Response:
     ctx = ctx_of(request)
-    job = await ctx.service.create(thread_id, body, auth=request_auth(request))
+    job = await ctx.service.create(thread_id, body, auth=request_auth(request),
+                                   headers=configurable_headers(request))
     base = url_path("threads", job.thread_id, "runs", job.run_id)
     headers = {"Location": f"{base}/join", "Content-Location": base}
     return wait_response(ctx.service.outcome(job.run), headers=headers, heartbeat=ctx.settings.heartbeat,
@@ -55,7 +57,8 @@ async def _wait(request: Request, thread_id: str | None, body: RunCreate) -> Res
 
 async def _background(request: Request, thread_id: str | None, body: RunCreate) -> Response:
     ctx = ctx_of(request)
-    job = await ctx.service.create(thread_id, body, auth=request_auth(request))
+    job = await ctx.service.create(thread_id, body, auth=request_auth(request),
+                                   headers=configurable_headers(request))
     _, content = _paths(job, thread_id is None)
     return json_response(public(job.run), headers={"Content-Location": content})
 
@@ -108,7 +111,8 @@ async def create_batch(request: Request, body: list[RunCreate]) -> Response:
     """Create several stateless background runs."""
     ctx = ctx_of(request)
     auth = request_auth(request)
-    jobs = [await ctx.service.create(None, item, auth=auth) for item in body]
+    headers = configurable_headers(request)
+    jobs = [await ctx.service.create(None, item, auth=auth, headers=headers) for item in body]
     return json_response([public(j.run) for j in jobs])
 
 

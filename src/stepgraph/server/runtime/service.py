@@ -49,13 +49,15 @@ class RunService:
 
     # -- creation -----------------------------------------------------------------------------
     async def create(self, thread_id: str | None, body: dict[str, Any] | RunCreate, *,
-                     protocol: str | None = None, auth: RequestAuth | None = None) -> RunJob:
+                     protocol: str | None = None, auth: RequestAuth | None = None,
+                     headers: dict[str, str] | None = None) -> RunJob:
         """Validate, apply ``if_not_exists`` and ``multitask_strategy``, store and queue a run.
 
         ``protocol="v3"`` marks a run started by a v3 command: its events also go to the
         thread's event log (``runtime.protocol``). ``auth`` (the requesting user) runs the
         ``create_run`` authorization (``server.auth.runs``) and puts the user in the run's
-        config.
+        config. ``headers`` (``http.configurable_headers``' pick of the request's) go into the
+        run's ``configurable`` over the client's keys.
         """
         ctx = self.ctx
         req = parse_run_request(body)
@@ -90,7 +92,7 @@ class RunService:
             if active and req.multitask_strategy in ("interrupt", "rollback"):
                 for job in active:
                     ctx.queue.cancel(job, req.multitask_strategy)
-            run = self._run_doc(req, assistant, thread_id, temporary, run_id=run_id, auth=auth)
+            run = self._run_doc(req, assistant, thread_id, temporary, run_id=run_id, auth=auth, headers=headers)
             if protocol is not None:
                 run["kwargs"]["protocol"] = protocol
             await ctx.runs.insert(run)
@@ -108,11 +110,13 @@ class RunService:
         return job
 
     def _run_doc(self, req: RunRequest, assistant: dict[str, Any], thread_id: str, temporary: bool, *,
-                 run_id: str | None = None, auth: RequestAuth | None = None) -> dict[str, Any]:
+                 run_id: str | None = None, auth: RequestAuth | None = None,
+                 headers: dict[str, str] | None = None) -> dict[str, Any]:
         run_id = run_id or uuid7()
         a_config = assistant.get("config") or {}
         configurable = {**_sanitize_configurable(a_config.get("configurable") or {}),
-                        **_sanitize_configurable(req.config.get("configurable") or {})}
+                        **_sanitize_configurable(req.config.get("configurable") or {}),
+                        **_sanitize_configurable(headers or {})}
         checkpoint = req.checkpoint or {}
         if checkpoint.get("checkpoint_ns"):
             configurable["checkpoint_ns"] = checkpoint["checkpoint_ns"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 from stepgraph.server.storage.base import Backend, DocStore
 
@@ -12,8 +13,10 @@ __all__ = ["Backend", "DocStore", "open_backend"]
 
 
 @asynccontextmanager
-async def open_backend(database_url: str | None, default_path: Path) -> AsyncIterator[Backend]:
-    """Open the backend named by ``database_url``.
+async def open_backend(database_url: str | None, default_path: Path, *, store_index: dict[str, Any] | None = None,
+                       store_ttl: dict[str, Any] | None = None) -> AsyncIterator[Backend]:
+    """Open the backend named by ``database_url`` (its store with ``store_index``/``store_ttl``,
+    the ``index=``/``ttl=`` of ``stepgraph.store``'s stores).
 
     ``postgres://`` / ``postgresql://`` URLs use PostgreSQL for everything; ``sqlite:///path``,
     a plain file path or ``None`` (the file ``default_path``) use SQLite.
@@ -22,7 +25,7 @@ async def open_backend(database_url: str | None, default_path: Path) -> AsyncIte
     if url.startswith(("postgres://", "postgresql://")):
         from stepgraph.server.storage.postgres import open_postgres
 
-        async with open_postgres(url) as backend:
+        async with open_postgres(url, store_index=store_index, store_ttl=store_ttl) as backend:
             yield backend
         return
     from stepgraph.server.storage.sqlite import open_sqlite
@@ -34,5 +37,5 @@ async def open_backend(database_url: str | None, default_path: Path) -> AsyncIte
         path = url[len("sqlite://"):] or default_path
     elif url:
         path = url
-    async with open_sqlite(path) as backend:
+    async with open_sqlite(path, store_index=store_index, store_ttl=store_ttl) as backend:
         yield backend

@@ -78,7 +78,8 @@ class PostgresDocStore(SqlDocStore):
 
 
 @asynccontextmanager
-async def open_postgres(url: str, *, max_size: int = 20) -> AsyncIterator[Backend]:
+async def open_postgres(url: str, *, max_size: int = 20, store_index: dict[str, Any] | None = None,
+                        store_ttl: dict[str, Any] | None = None) -> AsyncIterator[Backend]:
     """Documents, checkpoints (``AsyncPostgresSaver``) and store (``AsyncPostgresStore``) at ``url``."""
     from psycopg_pool import AsyncConnectionPool
 
@@ -95,7 +96,7 @@ async def open_postgres(url: str, *, max_size: int = 20) -> AsyncIterator[Backen
         await docs.setup()
         saver = AsyncPostgresSaver(pool)
         await saver.setup()
-        store = AsyncPostgresStore(pool)
+        store = AsyncPostgresStore(pool, index=store_index, ttl=store_ttl)
         await store.setup()
         yield Backend("postgres", docs, saver, store, _redact(url))
     finally:

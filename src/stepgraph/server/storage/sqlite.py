@@ -107,7 +107,8 @@ class SqliteDocStore(SqlDocStore):
 
 
 @asynccontextmanager
-async def open_sqlite(path: str | Path) -> AsyncIterator[Backend]:
+async def open_sqlite(path: str | Path, *, store_index: dict[str, Any] | None = None,
+                      store_ttl: dict[str, Any] | None = None) -> AsyncIterator[Backend]:
     """Documents, checkpoints (``AsyncSqliteSaver``) and store (``AsyncSqliteStore``) in ``path``."""
     from stepgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
     from stepgraph.store.sqlite.aio import AsyncSqliteStore
@@ -119,7 +120,7 @@ async def open_sqlite(path: str | Path) -> AsyncIterator[Backend]:
     await docs.setup()
     try:
         async with AsyncSqliteSaver.from_conn_string(path) as saver, \
-                AsyncSqliteStore.from_conn_string(path) as store:
+                AsyncSqliteStore.from_conn_string(path, index=store_index, ttl=store_ttl) as store:
             await saver.setup()
             await store.setup()
             yield Backend("sqlite", docs, saver, store, path)
