@@ -138,7 +138,10 @@ CASES: list[tuple[str, dict[str, Any], Any]] = [
     ("store.index-missing-file", {"store": {"index": {"dims": 3, "embed": "./nope.py:embed"}}},
      (MISSING, "store.index.embed")),
     ("store.index-provider", {"store": {"index": {"dims": 1536, "embed": "openai:text-embedding-3-small"}}},
-     (REFUSED, "store.index.embed") if importlib.util.find_spec("langchain") is None else OK),
+     (REFUSED, "store.index.embed") if importlib.util.find_spec("langchain") is None
+     or importlib.util.find_spec("langchain_openai") is None else OK),
+    ("store.index-provider-unknown", {"store": {"index": {"dims": 3, "embed": "nosuch:text-embed-1"}}},
+     (REFUSED, "store.index.embed")),
     ("store.index-dims", {"store": {"index": {"dims": 0, "embed": "./embed.py:embed"}}},
      (INVALID, "store.index.dims")),
     ("store.index-fields", {"store": {"index": {"dims": 3, "embed": "./embed.py:embed", "fields": []}}},

@@ -152,6 +152,11 @@ def _add_fallbacks(alias: str, module: types.ModuleType) -> None:
     _patched[module.__name__] = previous
 
     def __getattr__(name: str) -> Any:
+        if previous is not None and name in extra:
+            try:  # the module's own lazy name wins over a supplement (native first)
+                return previous(name)
+            except AttributeError:
+                pass
         if name in extra:
             return _supplement(extra[name])
         if name in refused:

@@ -35,6 +35,29 @@ class StoreSettings:
     """How often the server sweeps expired items (``store.ttl.sweep_interval_minutes``)."""
 
 
+_PROVIDER_PACKAGES = {
+    "openai": "langchain_openai", "azure_openai": "langchain_openai",
+    "google_vertexai": "langchain_google_vertexai", "google_genai": "langchain_google_genai",
+    "bedrock": "langchain_aws", "cohere": "langchain_cohere", "mistralai": "langchain_mistralai",
+    "huggingface": "langchain_huggingface", "ollama": "langchain_ollama",
+    "fireworks": "langchain_fireworks", "together": "langchain_together", "nomic": "langchain_nomic",
+    "voyageai": "langchain_voyageai", "anthropic": "langchain_anthropic",
+}
+
+
+def _provider_package_missing(embed: str) -> str | None:
+    """Why ``"provider:model"`` cannot load here (``None``: it can, as far as we can tell)."""
+    provider, sep, model = embed.partition(":")
+    if not sep or not model:
+        return "is not of the form \"provider:model\" (e.g. \"openai:text-embedding-3-small\")"
+    package = _PROVIDER_PACKAGES.get(provider)
+    if package is None:
+        return f"names the unknown embedding provider {provider!r} (known: {', '.join(sorted(_PROVIDERS))})"
+    if importlib.util.find_spec(package) is None:
+        return f"needs the package {package.replace('_', '-')}, which is not installed"
+    return None
+
+
 def is_provider(embed: str) -> bool:
     """Whether ``embed`` names an embedding model (``"openai:text-embedding-3-small"``)
     rather than code (``"./embed.py:fn"``, ``"package.module:fn"``)."""
@@ -59,7 +82,13 @@ def store_settings(c: Any, store: StoreConfig | None, check_ref: Any) -> StoreSe
             c.invalid("store.index.dims", f"must be a positive number of dimensions, got {index.dims}")
             ok = False
         if is_provider(index.embed):
-            if importlib.util.find_spec("langchain") is None:
+            missing = _provider_package_missing(index.embed)
+            if missing and importlib.util.find_spec("langchain") is not None:
+                c.refuse("store.index.embed", f"{index.embed!r} {missing}",
+                         'install the provider\'s package, or point it at code: "./embed.py:embed" '
+                         "(a function list[str] -> list[list[float]] or an Embeddings)")
+                ok = False
+            elif importlib.util.find_spec("langchain") is None:
                 c.refuse("store.index.embed", f"{index.embed!r} names an embedding model, which needs "
                          "LangChain's init_embeddings (the `langchain` package is not installed)",
                          'pip install langchain and the provider\'s package, or point it at code: '

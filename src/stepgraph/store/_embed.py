@@ -106,7 +106,14 @@ def _init_embeddings(spec: str) -> Any:
             f"index['embed']={spec!r} names a model, which needs the langchain package.",
             "pip install langchain, or pass an embedding function or Embeddings object",
         ) from exc
-    return init_embeddings(spec)
+    try:
+        return init_embeddings(spec)
+    except (ImportError, ValueError) as exc:  # an unknown provider, or its package missing
+        raise _embed_error(
+            f"index['embed']={spec!r}: LangChain's init_embeddings cannot load it ({exc})",
+            "install the provider's integration package (e.g. langchain-openai), or pass an "
+            "embedding function or Embeddings object",
+        ) from exc
 
 
 def tokenize_path(path: str) -> list[str]:
