@@ -91,7 +91,7 @@ def test_no_token_is_401(world: World, method: str, path: str) -> None:
 
 
 def test_public_paths_need_no_token(world: World) -> None:
-    for path in ("/ok", "/info", "/openapi.json"):
+    for path in ("/ok", "/info", "/openapi.json", "/metrics", "/docs"):
         assert world.raw("GET", path, {}).status_code == 200, path
     doc = world.raw("GET", "/openapi.json", {}).json()
     assert doc["components"]["securitySchemes"] == {"BearerAuth": {"type": "http", "scheme": "bearer"}}
@@ -100,7 +100,7 @@ def test_public_paths_need_no_token(world: World) -> None:
     # what auth adds to every other operation's answers (the typed document, auth applied)
     assert "401" not in doc["paths"]["/ok"]["get"]["responses"]
     for path, ops in doc["paths"].items():
-        if path not in ("/ok", "/info", "/openapi.json"):
+        if path not in ("/ok", "/info", "/openapi.json", "/metrics", "/docs"):
             for method, op in ops.items():
                 assert {"401", "403", "422"} <= set(op["responses"]), (method, path)
     assert "404" in doc["paths"]["/threads/prune"]["post"]["responses"]
