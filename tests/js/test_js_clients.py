@@ -6,6 +6,7 @@ graphs plus ``chat_hitl``) on a temporary SQLite file:
 
 * ``sdk_check.mjs``: ``@langchain/langgraph-sdk`` (classic runs API and v3 thread streams);
 * ``crons_check.mjs``: the same SDK's ``client.crons``;
+* ``docs_check.mjs``: the server's ``/docs`` page in headless Chromium;
 * ``agui_check.mjs``: CopilotKit's ``@ag-ui/langgraph``;
 * ``browser_check.mjs``: a Vite page with both ``useStream`` hooks in headless Debian
   Chromium (``/usr/bin/chromium`` or ``CHROMIUM_PATH``); screenshots go to ``artifacts/``.
@@ -59,6 +60,13 @@ def js_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 def test_js_sdk_crons(node_ready: str, js_server: str) -> None:
     """The JS SDK's crons client: create (thread, stateless), search, count, update, delete."""
     run_check(node_ready, "crons_check.mjs", js_server, timeout=110)
+
+
+@pytest.mark.timeout(180)
+def test_docs_page_in_a_browser(node_ready: str, js_server: str) -> None:
+    """``/docs`` in headless Chromium: every operation rendered, filter, "try it", no foreign loads."""
+    require_chromium()
+    run_check(node_ready, "docs_check.mjs", js_server, timeout=170)
 
 
 @pytest.mark.timeout(300)
