@@ -101,7 +101,13 @@ def _init_embeddings(spec: str) -> Any:
             f"index['embed']={spec!r} names a model, which needs the langchain package.",
             "pip install langchain, or pass an embedding function or Embeddings object",
         ) from exc
-    return init_embeddings(spec)
+    try:
+        return init_embeddings(spec)
+    except ImportError as exc:  # langchain is there, the provider's package is not
+        raise _embed_error(
+            f"index['embed']={spec!r} names a model whose provider package is missing: {exc}",
+            "install the provider's langchain package, or pass an embedding function",
+        ) from exc
 
 
 def tokenize_path(path: str) -> list[str]:
