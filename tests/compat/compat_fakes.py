@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import uuid
 from collections.abc import Sequence
 from typing import Any
 
@@ -43,5 +44,5 @@ class ScriptedChatModel(BaseChatModel):
             index = min(len(self._calls), len(self.replies) - 1)
             self._calls.append(list(messages))
         reply = self.replies[index].model_copy()
-        reply.id = reply.id or f"ai-{len(self._calls)}"
+        reply.id = reply.id or f"ai-{uuid.uuid4().hex[:12]}"  # unique: add_messages merges by id
         return ChatResult(generations=[ChatGeneration(message=reply)])
