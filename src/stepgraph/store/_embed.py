@@ -69,6 +69,11 @@ class Embedder:
             )
         self._fn: Callable[..., Any] = embed
 
+    @property
+    def model(self) -> Any:
+        """The loaded function or ``Embeddings`` (a model string already initialised)."""
+        return self._obj if self._obj is not None else self._fn
+
     def documents(self, texts: Sequence[str]) -> list[Vector]:
         """Embed ``texts`` (blocking)."""
         out = self._obj.embed_documents(list(texts)) if self._obj else self._fn(list(texts))
@@ -106,7 +111,15 @@ def _init_embeddings(spec: str) -> Any:
             f"index['embed']={spec!r} names a model, which needs the langchain package.",
             "pip install langchain, or pass an embedding function or Embeddings object",
         ) from exc
-    return init_embeddings(spec)
+    try:
+        return init_embeddings(spec)
+    except Exception as exc:  # a missing provider package, an unknown provider, no API key
+        raise _embed_error(
+            f"index['embed']={spec!r} could not be loaded by LangChain's init_embeddings: "
+            f"{type(exc).__name__}: {exc}",
+            "install the provider's package (e.g. langchain-openai) and its credentials, or pass an "
+            "embedding function or Embeddings object",
+        ) from exc
 
 
 def tokenize_path(path: str) -> list[str]:
