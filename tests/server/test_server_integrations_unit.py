@@ -69,6 +69,7 @@ def _create(tmp: Path, extra: dict) -> None:
     ({"http": {"app": "./bad.py:missing"}}, "http.app"),
     ({"store": {"index": {"dims": 3, "embed": "./bad.py:obj"}}}, "store.index.embed"),
     ({"store": {"index": {"dims": 3, "embed": "./bad.py:missing"}}}, "store.index.embed"),
+    ({"store": {"index": {"dims": 3, "embed": "sg-no-such-provider:model"}}}, "store.index.embed"),
 ])
 def test_broken_reference_refuses_at_start_up(tmp_path: Path, extra: dict, key: str) -> None:
     with pytest.raises(ConfigError, match=key.replace(".", r"\.")):

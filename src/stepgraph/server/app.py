@@ -150,8 +150,8 @@ def _store_index(settings: ServerSettings) -> dict[str, Any] | None:
         from stepgraph.store.base import StoreError
 
         try:
-            Index(index)  # type: ignore[arg-type]
-        except StoreError as exc:
+            index["embed"] = Index(index).embedder.model  # type: ignore[arg-type]
+        except StoreError as exc:  # not an embedding, or a model string LangChain cannot load
             raise ConfigError(f"store.index.embed: {exc}", code=CONFIG_INVALID) from None
     return index
 

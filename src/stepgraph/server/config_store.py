@@ -123,15 +123,19 @@ def load_embed(embed: str, base_dir: Path) -> Any:
     (the store hands it to LangChain's ``init_embeddings``)."""
     if is_provider(embed):
         return embed
+    from stepgraph.server.config_errors import ConfigError
     from stepgraph.server.graphs import import_target
 
     target, _, attr = embed.rpartition(":")
-    module = import_target(target, base_dir)
+    try:
+        module = import_target(target, base_dir)
+    except ConfigError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - the user's module failing to import
+        raise ConfigError(f"store.index.embed: importing {target} failed: {type(exc).__name__}: {exc}") from None
     try:
         return getattr(module, attr)
     except AttributeError:
-        from stepgraph.server.config_errors import ConfigError
-
         raise ConfigError(f"store.index.embed: {target} has no attribute {attr!r}") from None
 
 
