@@ -110,3 +110,48 @@ def test_events_of_a_checkpointed_workflow(driver: str) -> None:
         ("on_chain_stream", "LangGraph"),
         ("on_chain_end", "LangGraph"),
     ]
+
+
+@pytest.mark.parametrize("driver", ["sync", "async"])
+def test_task_call_events_and_failed_calls(driver: str) -> None:
+    """``@task`` calls get start/stream/end events of their own; a call that fails has only
+    its start (LangGraph's events have no error kind); the graph's chunk of a call's
+    result is seen at the caller's next pause."""
+    from stepgraph.func import entrypoint, task
+
+    @task
+    def ok(x: int) -> int:
+        return x * 2
+
+    @task
+    def boom(x: int) -> int:
+        raise ValueError("no")
+
+    @entrypoint()
+    def wf(x: int) -> str:
+        ok(x).result()
+        try:
+            boom(x).result()
+        except ValueError:
+            pass
+        ok(x).result()
+        return "done"
+
+    events = _collect(wf, 1, driver)
+    assert [(e["event"], e["name"]) for e in events] == [
+        ("on_chain_start", "LangGraph"),
+        ("on_chain_start", "wf"),
+        ("on_chain_start", "ok"),
+        ("on_chain_stream", "ok"),
+        ("on_chain_end", "ok"),
+        ("on_chain_stream", "LangGraph"),
+        ("on_chain_start", "boom"),
+        ("on_chain_start", "ok"),
+        ("on_chain_stream", "ok"),
+        ("on_chain_end", "ok"),
+        ("on_chain_stream", "wf"),
+        ("on_chain_stream", "LangGraph"),
+        ("on_chain_end", "wf"),
+        ("on_chain_stream", "LangGraph"),
+        ("on_chain_end", "LangGraph"),
+    ]

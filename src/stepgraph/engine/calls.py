@@ -21,6 +21,7 @@ from stepgraph.engine.retry import retry_delay
 from stepgraph.engine.tasks import Task
 from stepgraph.engine.tracing import ChildRun, call_inputs, call_run
 from stepgraph.errors import GraphInterrupt
+from stepgraph.stream import events
 
 if TYPE_CHECKING:
     from stepgraph.engine.node import PregelNode
@@ -103,6 +104,7 @@ def call_task(node: PregelNode, name: str, args: tuple[Any, ...], kwargs: dict[s
         fut.claim_and_run()
         return fut
     sub.resume = resume
+    events.task_start(loop, sub)
     traced = call_run(sub, parent) if loop.tracer is not None else None
     if is_async:
         return asyncio.ensure_future(_run_async(sub, traced))
@@ -139,6 +141,7 @@ def _finish(sub: Task, value: Any) -> Any:
         args, kwargs = sub.input
         loop.graph.cache.set({_task_cache_key(node, sub.name, args, kwargs): (value, node.cache_policy.ttl)})
     loop.saves.task_writes(sub.id, [(RETURN, value)], sub.sort_key)
+    events.call_result(loop, sub, value)
     if "updates" in loop.sink.modes:
         loop.emit("updates", {sub.name: value})
     return value
@@ -149,6 +152,7 @@ def _interrupted(sub: Task, exc: GraphInterrupt) -> None:
     loop.saves.task_writes(sub.id, [(INTERRUPT, tuple(exc.interrupts))], sub.sort_key)
     if sub.resume:
         loop.saves.task_writes(sub.id, [(RESUME, list(sub.resume))], sub.sort_key)
+    events.call_result(loop, sub, interrupts=tuple(exc.interrupts))
 
 
 def _call_sync(sub: Task) -> Any:
@@ -167,6 +171,7 @@ def _retry_or_raise(sub: Task, exc: Exception) -> float:
     re-raises ``exc`` when its retry policy gives up or it has none."""
     delay = retry_delay(sub.retry_policy, exc, sub.attempt) if sub.node.retry_policy else None
     if delay is None:
+        events.call_result(sub.run, sub, error=exc)
         raise exc
     sub.reset_attempt()
     return delay

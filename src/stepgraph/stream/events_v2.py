@@ -58,6 +58,10 @@ class EventConverter:
         self.steps: dict[str, int] = {}
         self.last_values: Any = None
         self.pending: list[dict[str, Any]] = []
+        self.call_pending: list[dict[str, Any]] = []
+        """Graph chunks of finished ``@task`` calls: LangGraph's consumer sees them at the
+        caller's next pause (the next task start, or the caller's own output)."""
+        self.last_ended: str | None = None
         self.start = self._event("on_chain_start", self.graph_name, self.run_id, [], [], {},
                                  {"input": graph_input})
 
@@ -88,8 +92,13 @@ class EventConverter:
             self.last_values = payload
         elif mode == "updates" and not ns:
             # the graph's chunk follows the node's own end event, as in LangGraph
-            self.pending.append(self._event("on_chain_stream", self.graph_name, self.run_id, [],
-                                            [], {}, {"chunk": payload}))
+            event = self._event("on_chain_stream", self.graph_name, self.run_id, [], [], {},
+                                {"chunk": payload})
+            if self.last_ended is not None and list(payload) == [self.last_ended]:
+                self.call_pending.append(event)  # a task call's result, streamed after its end
+            else:
+                self.pending.append(event)
+            self.last_ended = None
 
     def _flush(self, node: str | None = None) -> Iterable[dict[str, Any]]:
         keep = []
@@ -107,6 +116,8 @@ class EventConverter:
         tags = [f"graph:step:{step}"]
         parents = [self.run_id]
         if event["type"] == "task":
+            self.last_ended = None
+            yield from self._take_call_pending()
             self.inputs[tid] = payload.get("input")
             self.steps[tid] = step
             yield self._event("on_chain_start", payload["name"], tid, parents, tags,
@@ -119,13 +130,20 @@ class EventConverter:
             if payload.get("error") is None:
                 yield self._event("on_chain_stream", payload["name"], tid, parents, tags, meta,
                                   {"chunk": result})
-            data = {"output": result, "input": self.inputs.pop(tid, None)}
+            yield from self._take_call_pending()
+            inputs = self.inputs.pop(tid, None)
+            self.last_ended = payload["name"]
             if payload.get("error") is not None:
-                data["error"] = payload["error"]
+                return  # as in LangGraph, a failed run has no end event
+            data = {"output": result, "input": inputs}
             yield self._event("on_chain_end", payload["name"], tid, parents, tags, meta, data)
 
+    def _take_call_pending(self) -> list[dict[str, Any]]:
+        out, self.call_pending = self.call_pending, []
+        return out
+
     def end(self, output: Any) -> list[dict[str, Any]]:
-        return [*self._flush(), self._event("on_chain_end", self.graph_name, self.run_id, [], [], {},
+        return [*self._take_call_pending(), *self._flush(), self._event("on_chain_end", self.graph_name, self.run_id, [], [], {},
                            {"output": output if output is not None else self.last_values})]
 
 
