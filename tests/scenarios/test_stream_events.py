@@ -155,3 +155,38 @@ def test_task_call_events_and_failed_calls(driver: str) -> None:
         ("on_chain_stream", "LangGraph"),
         ("on_chain_end", "LangGraph"),
     ]
+
+
+@pytest.mark.parametrize("driver", ["sync", "async"])
+def test_task_call_event_details(driver: str) -> None:
+    """A call's events are children of its caller's run, show its arguments by name and
+    its return value; the graph's and nodes' events carry the run's metadata; an
+    entrypoint node streams its return value."""
+    from stepgraph.func import entrypoint, task
+
+    @task
+    def ok(number: int, scale: int = 2) -> int:
+        return number * scale
+
+    @entrypoint()
+    def wf(x: int) -> str:
+        ok(x, scale=3).result()
+        return "done"
+
+    events = _collect(wf, 1, driver, config={"configurable": {"thread_id": "t9"}})
+    root, node = events[0], events[1]
+    assert root["metadata"] == {"thread_id": "t9", "ls_integration": "langgraph"}
+    assert node["metadata"]["thread_id"] == "t9" and node["tags"] == ["graph:step:0"]
+    calls = [e for e in events if e["name"] == "ok"]
+    assert [e["event"] for e in calls] == ["on_chain_start", "on_chain_stream", "on_chain_end"]
+    start, stream, end = calls
+    assert start["data"] == {"input": {"number": 1, "scale": 3}}
+    assert stream["data"] == {"chunk": 3}
+    assert end["data"] == {"output": 3, "input": {"number": 1, "scale": 3}}
+    assert start["parent_ids"] == [root["run_id"], node["run_id"]]
+    assert start["tags"] == ["seq:step:1"]
+    meta = start["metadata"]
+    assert meta["langgraph_node"] == "ok" and meta["langgraph_triggers"] == ("__pregel_push",)
+    assert meta["langgraph_path"][:2] == ("__pregel_push", ("__pregel_pull", "wf"))
+    node_stream = next(e for e in events if e["name"] == "wf" and e["event"] == "on_chain_stream")
+    assert node_stream["data"] == {"chunk": "done"}

@@ -30,7 +30,7 @@ class EventsAPI:
     ) -> AsyncIterator[dict[str, Any]]:
         """Yield ``on_chain_*`` events for the graph and its nodes and ``on_chat_model_*``
         events for chat models called in nodes (those need langchain-core)."""
-        events = _Events(self.name, input, version, kwargs)
+        events = _Events(self, input, config, version, kwargs)
         for event in events.start():
             yield event
         async for part in self.astream(input, config, stream_mode=INTERNAL_MODES, subgraphs=True,
@@ -45,7 +45,7 @@ class EventsAPI:
         **kwargs: Any,
     ) -> Iterator[dict[str, Any]]:
         """Sync twin of ``astream_events``."""
-        events = _Events(self.name, input, version, kwargs)
+        events = _Events(self, input, config, version, kwargs)
         yield from events.start()
         for part in self.stream(input, config, stream_mode=INTERNAL_MODES, subgraphs=True,
                                 _raw_parts=True, **kwargs):
@@ -57,10 +57,15 @@ class _Events:
     """The filtered events of one run, shared by the sync and async twins. Takes the filter
     keyword arguments out of ``kwargs`` (the rest go to ``stream``)."""
 
-    def __init__(self, name: str, input: Any, version: str, kwargs: dict[str, Any]) -> None:
+    def __init__(self, graph: Pregel, input: Any, config: Any, version: str,
+                 kwargs: dict[str, Any]) -> None:
+        from stepgraph.config import ensure_config, with_run_metadata
+
         _check_version(version)
         self.filter = EventFilter(**{k: kwargs.pop(k) for k in _FILTERS if k in kwargs})
-        self.converter = EventConverter(name, input)
+        metadata = with_run_metadata(ensure_config(graph.config, config))["metadata"]
+        self.converter = EventConverter(graph.name, input,
+                                        metadata={**metadata, "ls_integration": "langgraph"})
 
     def start(self) -> list[dict[str, Any]]:
         return [self.converter.start] if self.filter.allows(self.converter.start) else []

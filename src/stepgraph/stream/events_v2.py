@@ -13,6 +13,7 @@ import uuid
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from stepgraph.constants import END
 from stepgraph.engine.context import current_task
 
 if TYPE_CHECKING:
@@ -51,8 +52,14 @@ class EventFilter:
 class EventConverter:
     """Turns ``(ns, mode, payload)`` parts of one run into stream events, in order."""
 
-    def __init__(self, graph_name: str, graph_input: Any, run_id: str | None = None) -> None:
+    def __init__(self, graph_name: str, graph_input: Any, run_id: str | None = None,
+                 metadata: dict[str, Any] | None = None) -> None:
         self.graph_name = graph_name
+        self.metadata = dict(metadata or {})
+        """The run's metadata (``thread_id``...), on the graph's and its nodes' events."""
+        self.triggers: dict[str, tuple[str, ...]] = {}
+        self.calls: set[str] = set()
+        """Ids of ``@task`` calls: they send their own events (the debug parts are skipped)."""
         self.run_id = run_id or str(uuid.uuid4())
         self.inputs: dict[str, Any] = {}
         self.steps: dict[str, int] = {}
@@ -62,8 +69,8 @@ class EventConverter:
         """Graph chunks of finished ``@task`` calls: LangGraph's consumer sees them at the
         caller's next pause (the next task start, or the caller's own output)."""
         self.last_ended: str | None = None
-        self.start = self._event("on_chain_start", self.graph_name, self.run_id, [], [], {},
-                                 {"input": graph_input})
+        self.start = self._event("on_chain_start", self.graph_name, self.run_id, [], [],
+                                 dict(self.metadata), {"input": graph_input})
 
     @staticmethod
     def _event(kind: str, name: str, run_id: str, parents: list[str], tags: list[str],
@@ -73,18 +80,24 @@ class EventConverter:
 
     def _node_meta(self, ns: tuple[str, ...], payload: dict[str, Any], step: int) -> dict[str, Any]:
         task_ns = "|".join([*ns, f"{payload['name']}:{payload['id']}"])
-        return {"langgraph_step": step, "langgraph_node": payload["name"],
-                "langgraph_triggers": tuple(payload.get("triggers") or ()),
+        triggers = payload.get("triggers") or self.triggers.get(payload["id"]) or ()
+        return {**self.metadata, "langgraph_step": step, "langgraph_node": payload["name"],
+                "langgraph_triggers": tuple(triggers),
                 "langgraph_path": ("__pregel_pull", payload["name"]),
                 "langgraph_checkpoint_ns": task_ns}
 
     def convert(self, part: tuple[tuple[str, ...], str, Any]) -> Iterable[dict[str, Any]]:
         ns, mode, payload = part
         if mode == "events":
-            if payload["event"].startswith("on_chat_model"):
-                payload = {**payload, "parent_ids": [self.run_id, *payload["parent_ids"]]}
-            yield payload
+            if payload["event"] == "on_chain_start":  # a task call (engine/calls.py)
+                self.calls.add(payload["run_id"])
+                self.last_ended = None
+                yield from self._take_call_pending()
+            yield {**payload, "parent_ids": [self.run_id, *payload["parent_ids"]]}
         elif mode == "debug" and payload["type"] in ("task", "task_result"):
+            if payload["payload"]["id"] in self.calls:
+                self.last_ended = payload["payload"]["name"] if payload["type"] == "task_result" else None
+                return
             yield from self._task_event(ns, payload)
             if payload["type"] == "task_result" and not ns:
                 yield from self._flush(payload["payload"]["name"])
@@ -92,8 +105,8 @@ class EventConverter:
             self.last_values = payload
         elif mode == "updates" and not ns:
             # the graph's chunk follows the node's own end event, as in LangGraph
-            event = self._event("on_chain_stream", self.graph_name, self.run_id, [], [], {},
-                                {"chunk": payload})
+            event = self._event("on_chain_stream", self.graph_name, self.run_id, [], [],
+                                dict(self.metadata), {"chunk": payload})
             if self.last_ended is not None and list(payload) == [self.last_ended]:
                 self.call_pending.append(event)  # a task call's result, streamed after its end
             else:
@@ -120,6 +133,7 @@ class EventConverter:
             yield from self._take_call_pending()
             self.inputs[tid] = payload.get("input")
             self.steps[tid] = step
+            self.triggers[tid] = tuple(payload.get("triggers") or ())
             yield self._event("on_chain_start", payload["name"], tid, parents, tags,
                               self._node_meta(ns, payload, step), {"input": payload.get("input")})
         elif event["type"] == "task_result":
@@ -127,11 +141,14 @@ class EventConverter:
             tags = [f"graph:step:{step}"]
             meta = self._node_meta(ns, payload, step)
             result = payload.get("result")
+            if isinstance(result, dict) and list(result) == [END]:
+                result = result[END]  # an entrypoint's node: its return value
             if payload.get("error") is None:
                 yield self._event("on_chain_stream", payload["name"], tid, parents, tags, meta,
                                   {"chunk": result})
             yield from self._take_call_pending()
             inputs = self.inputs.pop(tid, None)
+            self.triggers.pop(tid, None)
             self.last_ended = payload["name"]
             if payload.get("error") is not None:
                 return  # as in LangGraph, a failed run has no end event
@@ -143,8 +160,10 @@ class EventConverter:
         return out
 
     def end(self, output: Any) -> list[dict[str, Any]]:
-        return [*self._take_call_pending(), *self._flush(), self._event("on_chain_end", self.graph_name, self.run_id, [], [], {},
-                           {"output": output if output is not None else self.last_values})]
+        final = {"output": output if output is not None else self.last_values}
+        return [*self._take_call_pending(), *self._flush(),
+                self._event("on_chain_end", self.graph_name, self.run_id, [], [],
+                            dict(self.metadata), final)]
 
 
 def with_events_handler(loop: RunLoop, callbacks: Any) -> Any:
