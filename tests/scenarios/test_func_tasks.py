@@ -376,3 +376,23 @@ def test_task_updates_stream_while_the_entrypoint_runs(driver):
             if chunk == {"step": 1}:
                 seen_first.set()
     assert waited == [True]
+
+
+def test_task_calls_in_the_tasks_stream(driver):
+    """A task call is announced and finished in the ``tasks`` stream like a node: its input
+    is ``(args, kwargs)``, its trigger the push channel, its result under ``__return__``."""
+
+    @task
+    def double(x: int) -> int:
+        return x * 2
+
+    @entrypoint()
+    def wf(x: int) -> int:
+        return double(x).result()
+
+    parts = driver.stream(wf, 4, stream_mode="tasks")
+    call = [p for p in parts if p["name"] == "double"]
+    assert call[0]["input"] == ((4,), {}) and call[0]["triggers"] == ("__pregel_push",)
+    assert call[1]["result"] == {"__return__": 8} and call[1]["error"] is None
+    assert call[0]["id"] == call[1]["id"]
+    assert [p["name"] for p in parts] == ["wf", "double", "double", "wf"]

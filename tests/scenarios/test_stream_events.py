@@ -110,3 +110,83 @@ def test_events_of_a_checkpointed_workflow(driver: str) -> None:
         ("on_chain_stream", "LangGraph"),
         ("on_chain_end", "LangGraph"),
     ]
+
+
+@pytest.mark.parametrize("driver", ["sync", "async"])
+def test_task_call_events_and_failed_calls(driver: str) -> None:
+    """``@task`` calls get start/stream/end events of their own; a call that fails has only
+    its start (LangGraph's events have no error kind); the graph's chunk of a call's
+    result is seen at the caller's next pause."""
+    from stepgraph.func import entrypoint, task
+
+    @task
+    def ok(x: int) -> int:
+        return x * 2
+
+    @task
+    def boom(x: int) -> int:
+        raise ValueError("no")
+
+    @entrypoint()
+    def wf(x: int) -> str:
+        ok(x).result()
+        try:
+            boom(x).result()
+        except ValueError:
+            pass
+        ok(x).result()
+        return "done"
+
+    events = _collect(wf, 1, driver)
+    assert [(e["event"], e["name"]) for e in events] == [
+        ("on_chain_start", "LangGraph"),
+        ("on_chain_start", "wf"),
+        ("on_chain_start", "ok"),
+        ("on_chain_stream", "ok"),
+        ("on_chain_end", "ok"),
+        ("on_chain_stream", "LangGraph"),
+        ("on_chain_start", "boom"),
+        ("on_chain_start", "ok"),
+        ("on_chain_stream", "ok"),
+        ("on_chain_end", "ok"),
+        ("on_chain_stream", "wf"),
+        ("on_chain_stream", "LangGraph"),
+        ("on_chain_end", "wf"),
+        ("on_chain_stream", "LangGraph"),
+        ("on_chain_end", "LangGraph"),
+    ]
+
+
+@pytest.mark.parametrize("driver", ["sync", "async"])
+def test_task_call_event_details(driver: str) -> None:
+    """A call's events are children of its caller's run, show its arguments by name and
+    its return value; the graph's and nodes' events carry the run's metadata; an
+    entrypoint node streams its return value."""
+    from stepgraph.func import entrypoint, task
+
+    @task
+    def ok(number: int, scale: int = 2) -> int:
+        return number * scale
+
+    @entrypoint()
+    def wf(x: int) -> str:
+        ok(x, scale=3).result()
+        return "done"
+
+    events = _collect(wf, 1, driver, config={"configurable": {"thread_id": "t9"}})
+    root, node = events[0], events[1]
+    assert root["metadata"] == {"thread_id": "t9", "ls_integration": "langgraph"}
+    assert node["metadata"]["thread_id"] == "t9" and node["tags"] == ["graph:step:0"]
+    calls = [e for e in events if e["name"] == "ok"]
+    assert [e["event"] for e in calls] == ["on_chain_start", "on_chain_stream", "on_chain_end"]
+    start, stream, end = calls
+    assert start["data"] == {"input": {"number": 1, "scale": 3}}
+    assert stream["data"] == {"chunk": 3}
+    assert end["data"] == {"output": 3, "input": {"number": 1, "scale": 3}}
+    assert start["parent_ids"] == [root["run_id"], node["run_id"]]
+    assert start["tags"] == ["seq:step:1"]
+    meta = start["metadata"]
+    assert meta["langgraph_node"] == "ok" and meta["langgraph_triggers"] == ("__pregel_push",)
+    assert meta["langgraph_path"][:2] == ("__pregel_push", ("__pregel_pull", "wf"))
+    node_stream = next(e for e in events if e["name"] == "wf" and e["event"] == "on_chain_stream")
+    assert node_stream["data"] == {"chunk": "done"}

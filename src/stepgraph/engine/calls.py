@@ -21,6 +21,7 @@ from stepgraph.engine.retry import retry_delay
 from stepgraph.engine.tasks import Task
 from stepgraph.engine.tracing import ChildRun, call_inputs, call_run
 from stepgraph.errors import GraphInterrupt
+from stepgraph.stream import events
 
 if TYPE_CHECKING:
     from stepgraph.engine.node import PregelNode
@@ -103,6 +104,9 @@ def call_task(node: PregelNode, name: str, args: tuple[Any, ...], kwargs: dict[s
         fut.claim_and_run()
         return fut
     sub.resume = resume
+    if "events" in loop.sink.modes:
+        _call_event(sub, "on_chain_start", {"input": _bound_input(node, args, kwargs)})
+    events.task_start(loop, sub)
     traced = call_run(sub, parent) if loop.tracer is not None else None
     if is_async:
         return asyncio.ensure_future(_run_async(sub, traced))
@@ -139,9 +143,32 @@ def _finish(sub: Task, value: Any) -> Any:
         args, kwargs = sub.input
         loop.graph.cache.set({_task_cache_key(node, sub.name, args, kwargs): (value, node.cache_policy.ttl)})
     loop.saves.task_writes(sub.id, [(RETURN, value)], sub.sort_key)
+    if "events" in loop.sink.modes:
+        _call_event(sub, "on_chain_stream", {"chunk": value})
+        _call_event(sub, "on_chain_end", {"output": value, "input": _bound_input(node, *sub.input)})
+    events.call_result(loop, sub, value)
     if "updates" in loop.sink.modes:
         loop.emit("updates", {sub.name: value})
     return value
+
+
+def _bound_input(node: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """A call's arguments by parameter name, as LangGraph's events show a call's input."""
+    import inspect
+
+    try:
+        return dict(inspect.signature(node.bound[0].func).bind(*args, **kwargs).arguments)
+    except (TypeError, ValueError):
+        return {"args": args, "kwargs": kwargs}
+
+
+def _call_event(sub: Task, kind: str, data: dict[str, Any]) -> None:
+    """An ``astream_events`` event of a task call, a child of its caller's run (the
+    converter adds the graph's run id)."""
+    meta = {**sub.config.get("metadata", {}), "ls_integration": "langgraph"}
+    event = {"event": kind, "name": sub.name, "run_id": sub.id, "parent_ids": [sub.path[3]],
+             "tags": ["seq:step:1"], "metadata": meta, "data": data}
+    sub.run.sink.emit(sub.run.ns, "events", event)
 
 
 def _interrupted(sub: Task, exc: GraphInterrupt) -> None:
@@ -149,6 +176,7 @@ def _interrupted(sub: Task, exc: GraphInterrupt) -> None:
     loop.saves.task_writes(sub.id, [(INTERRUPT, tuple(exc.interrupts))], sub.sort_key)
     if sub.resume:
         loop.saves.task_writes(sub.id, [(RESUME, list(sub.resume))], sub.sort_key)
+    events.call_result(loop, sub, interrupts=tuple(exc.interrupts))
 
 
 def _call_sync(sub: Task) -> Any:
@@ -167,6 +195,7 @@ def _retry_or_raise(sub: Task, exc: Exception) -> float:
     re-raises ``exc`` when its retry policy gives up or it has none."""
     delay = retry_delay(sub.retry_policy, exc, sub.attempt) if sub.node.retry_policy else None
     if delay is None:
+        events.call_result(sub.run, sub, error=exc)
         raise exc
     sub.reset_attempt()
     return delay

@@ -46,7 +46,7 @@ class EventsAPI:
     async def _astream_events(
         self: Pregel, input: Any, config: Any, version: str, kwargs: dict[str, Any],  # type: ignore[misc]
     ) -> AsyncIterator[dict[str, Any]]:
-        events = _Events(self.name, input, version, kwargs, config)
+        events = _Events(self, input, config, version, kwargs)
         parts = self.astream(input, config, stream_mode=INTERNAL_MODES, subgraphs=True,
                              _raw_parts=True, **kwargs)
         # As in LangGraph the run goes on while the consumer holds an event; a consumer
@@ -88,7 +88,7 @@ class EventsAPI:
     def _stream_events(
         self: Pregel, input: Any, config: Any, version: str, kwargs: dict[str, Any],  # type: ignore[misc]
     ) -> Iterator[dict[str, Any]]:
-        events = _Events(self.name, input, version, kwargs, config)
+        events = _Events(self, input, config, version, kwargs)
         yield from events.start()
         for part in self.stream(input, config, stream_mode=INTERNAL_MODES, subgraphs=True,
                                 _raw_parts=True, **kwargs):
@@ -126,15 +126,19 @@ class _Events:
     """The filtered events of one run, shared by the sync and async twins. Takes the filter
     keyword arguments out of ``kwargs`` (the rest go to ``stream``)."""
 
-    def __init__(self, name: str, input: Any, version: str, kwargs: dict[str, Any],
-                 config: Any = None) -> None:
+    def __init__(self, graph: Pregel, input: Any, config: Any, version: str,
+                 kwargs: dict[str, Any]) -> None:
+        from stepgraph.config import ensure_config, with_run_metadata
+
         _check_version(version)
         self.filter = EventFilter(**{k: kwargs.pop(k) for k in _FILTERS if k in kwargs})
+        metadata = with_run_metadata(ensure_config(graph.config, config))["metadata"]
         # the run streams its own modes; ``stream_mode="values"`` makes the graph's chunks values
         mode = kwargs.pop("stream_mode", None)
         run_id = (config or {}).get("run_id")
-        self.converter = EventConverter(name, input, run_id,
-                                        "values" if mode == "values" else "updates")
+        self.converter = EventConverter(graph.name, input, run_id,
+                                        "values" if mode == "values" else "updates",
+                                        metadata={**metadata, "ls_integration": "langgraph"})
 
     def start(self) -> list[dict[str, Any]]:
         return [self.converter.start] if self.filter.allows(self.converter.start) else []

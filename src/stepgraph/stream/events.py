@@ -144,6 +144,26 @@ def task_result(loop: RunLoop, task: Task) -> None:
     )
 
 
+def call_result(loop: RunLoop, task: Task, value: Any = None, error: BaseException | None = None,
+                interrupts: Any = ()) -> None:
+    """The ``tasks``/``debug`` result of a functional-API task call (its value under
+    ``__return__``)."""
+    modes = loop.sink.modes
+    if "tasks" not in modes and "debug" not in modes:
+        return
+    payload = {
+        "id": task.id,
+        "name": task.name,
+        "error": repr(error) if error is not None else None,
+        "result": {RETURN: value} if error is None and not interrupts else {},
+        "interrupts": [{"value": i.value, "id": i.id} for i in interrupts],
+    }
+    loop.emit("tasks", payload)
+    loop.emit(
+        "debug", {"step": task.step, "timestamp": _now(), "type": "task_result", "payload": payload}
+    )
+
+
 def interrupt_values(loop: RunLoop, tasks: list[Task]) -> None:
     """A root run stopping on an interrupt: ``values`` with the finished tasks' writes
     applied on a copy (when they wrote to the output), and, when no task left an interrupt

@@ -13,6 +13,7 @@ import uuid
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from stepgraph.constants import END
 from stepgraph.engine.context import current_task
 
 if TYPE_CHECKING:
@@ -52,17 +53,26 @@ class EventConverter:
     """Turns ``(ns, mode, payload)`` parts of one run into stream events, in order."""
 
     def __init__(self, graph_name: str, graph_input: Any, run_id: str | None = None,
-                 chunk_mode: str = "updates") -> None:
+                 chunk_mode: str = "updates", metadata: dict[str, Any] | None = None) -> None:
         self.graph_name = graph_name
         self.run_id = str(run_id) if run_id else str(uuid.uuid4())
         self.chunk_mode = chunk_mode
         """What the graph's ``on_chain_stream`` chunks are: ``updates`` or ``values``."""
+        self.metadata = dict(metadata or {})
+        """The run's metadata (``thread_id``...), on the graph's and its nodes' events."""
+        self.triggers: dict[str, tuple[str, ...]] = {}
+        self.calls: set[str] = set()
+        """Ids of ``@task`` calls: they send their own events (the debug parts are skipped)."""
         self.inputs: dict[str, Any] = {}
         self.steps: dict[str, int] = {}
         self.last_values: Any = None
         self.pending: list[dict[str, Any]] = []
-        self.start = self._event("on_chain_start", self.graph_name, self.run_id, [], [], {},
-                                 {"input": graph_input})
+        self.call_pending: list[dict[str, Any]] = []
+        """Graph chunks of finished ``@task`` calls: LangGraph's consumer sees them at the
+        caller's next pause (the next task start, or the caller's own output)."""
+        self.last_ended: str | None = None
+        self.start = self._event("on_chain_start", self.graph_name, self.run_id, [], [],
+                                 dict(self.metadata), {"input": graph_input})
 
     @staticmethod
     def _event(kind: str, name: str, run_id: str, parents: list[str], tags: list[str],
@@ -72,30 +82,41 @@ class EventConverter:
 
     def _node_meta(self, ns: tuple[str, ...], payload: dict[str, Any], step: int) -> dict[str, Any]:
         task_ns = "|".join([*ns, f"{payload['name']}:{payload['id']}"])
-        return {"langgraph_step": step, "langgraph_node": payload["name"],
-                "langgraph_triggers": tuple(payload.get("triggers") or ()),
+        triggers = payload.get("triggers") or self.triggers.get(payload["id"]) or ()
+        return {**self.metadata, "langgraph_step": step, "langgraph_node": payload["name"],
+                "langgraph_triggers": tuple(triggers),
                 "langgraph_path": ("__pregel_pull", payload["name"]),
                 "langgraph_checkpoint_ns": task_ns}
 
     def convert(self, part: tuple[tuple[str, ...], str, Any]) -> Iterable[dict[str, Any]]:
         ns, mode, payload = part
         if mode == "events":
-            if payload["event"].startswith("on_chat_model"):
-                payload = {**payload, "parent_ids": [self.run_id, *payload["parent_ids"]]}
-            yield payload
+            if payload["event"] == "on_chain_start":  # a task call (engine/calls.py)
+                self.calls.add(payload["run_id"])
+                self.last_ended = None
+                yield from self._take_call_pending()
+            yield {**payload, "parent_ids": [self.run_id, *payload["parent_ids"]]}
         elif mode == "debug" and payload["type"] in ("task", "task_result"):
+            if payload["payload"]["id"] in self.calls:
+                self.last_ended = payload["payload"]["name"] if payload["type"] == "task_result" else None
+                return
             yield from self._task_event(ns, payload)
             if payload["type"] == "task_result" and not ns:
                 yield from self._flush(payload["payload"]["name"])
         elif mode == "values" and not ns:
             self.last_values = payload
             if self.chunk_mode == "values":
-                yield self._event("on_chain_stream", self.graph_name, self.run_id, [], [], {},
-                                  {"chunk": payload})
+                yield self._event("on_chain_stream", self.graph_name, self.run_id, [], [],
+                                  dict(self.metadata), {"chunk": payload})
         elif mode == "updates" and not ns and self.chunk_mode == "updates":
             # the graph's chunk follows the node's own end event, as in LangGraph
-            self.pending.append(self._event("on_chain_stream", self.graph_name, self.run_id, [],
-                                            [], {}, {"chunk": payload}))
+            event = self._event("on_chain_stream", self.graph_name, self.run_id, [], [],
+                                dict(self.metadata), {"chunk": payload})
+            if self.last_ended is not None and list(payload) == [self.last_ended]:
+                self.call_pending.append(event)  # a task call's result, streamed after its end
+            else:
+                self.pending.append(event)
+            self.last_ended = None
 
     def _flush(self, node: str | None = None) -> Iterable[dict[str, Any]]:
         keep = []
@@ -113,8 +134,11 @@ class EventConverter:
         tags = [f"graph:step:{step}"]
         parents = [self.run_id]
         if event["type"] == "task":
+            self.last_ended = None
+            yield from self._take_call_pending()
             self.inputs[tid] = payload.get("input")
             self.steps[tid] = step
+            self.triggers[tid] = tuple(payload.get("triggers") or ())
             yield self._event("on_chain_start", payload["name"], tid, parents, tags,
                               self._node_meta(ns, payload, step), {"input": payload.get("input")})
         elif event["type"] == "task_result":
@@ -122,17 +146,29 @@ class EventConverter:
             tags = [f"graph:step:{step}"]
             meta = self._node_meta(ns, payload, step)
             result = payload.get("result")
+            if isinstance(result, dict) and list(result) == [END]:
+                result = result[END]  # an entrypoint's node: its return value
             if payload.get("error") is None:
                 yield self._event("on_chain_stream", payload["name"], tid, parents, tags, meta,
                                   {"chunk": result})
-            data = {"output": result, "input": self.inputs.pop(tid, None)}
+            yield from self._take_call_pending()
+            inputs = self.inputs.pop(tid, None)
+            self.triggers.pop(tid, None)
+            self.last_ended = payload["name"]
             if payload.get("error") is not None:
-                data["error"] = payload["error"]
+                return  # as in LangGraph, a failed run has no end event
+            data = {"output": result, "input": inputs}
             yield self._event("on_chain_end", payload["name"], tid, parents, tags, meta, data)
 
+    def _take_call_pending(self) -> list[dict[str, Any]]:
+        out, self.call_pending = self.call_pending, []
+        return out
+
     def end(self, output: Any) -> list[dict[str, Any]]:
-        return [*self._flush(), self._event("on_chain_end", self.graph_name, self.run_id, [], [], {},
-                           {"output": output if output is not None else self.last_values})]
+        final = {"output": output if output is not None else self.last_values}
+        return [*self._take_call_pending(), *self._flush(),
+                self._event("on_chain_end", self.graph_name, self.run_id, [], [],
+                            dict(self.metadata), final)]
 
 
 def with_events_handler(loop: RunLoop, callbacks: Any) -> Any:
