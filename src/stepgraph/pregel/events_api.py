@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Iterator
 from contextlib import aclosing
@@ -11,6 +10,8 @@ from typing import TYPE_CHECKING, Any
 from stepgraph.stream.events_v2 import INTERNAL_MODES, EventConverter, EventFilter
 
 if TYPE_CHECKING:
+    import asyncio
+
     from stepgraph.pregel.main import Pregel
 
 _FILTERS = ("include_names", "include_types", "include_tags", "exclude_names", "exclude_types",
@@ -36,6 +37,8 @@ class EventsAPI:
         events = _Events(self.name, input, version, kwargs, config)
         parts = self.astream(input, config, stream_mode=INTERNAL_MODES, subgraphs=True,
                              _raw_parts=True, **kwargs)
+        import asyncio  # not at import time: `import stepgraph` stays lean
+
         # As in LangGraph the run goes on while the consumer holds an event; a consumer
         # that stops (or is cancelled) cancels it, and waits for its last save.
         queue: asyncio.Queue[Any] = asyncio.Queue()
@@ -84,6 +87,8 @@ class _Failed:
 
 async def _produce(parts: Any, queue: asyncio.Queue[Any]) -> None:
     """Run the graph (``parts``, its raw stream) into ``queue``, then ``_DONE`` or the error."""
+    import asyncio
+
     try:
         async with aclosing(parts):
             async for part in parts:
