@@ -55,7 +55,13 @@ def create_app(settings: ServerSettings, *, registry: GraphRegistry | None = Non
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        async with open_backend(settings.database_url, settings.default_db_path) as backend:
+        cluster = settings.cluster
+        pool_size = None
+        if cluster is not None:
+            from stepgraph.server.cluster.options import pool_size as _pool_size
+
+            pool_size = _pool_size(cluster.role, settings.n_jobs)
+        async with open_backend(settings.database_url, settings.default_db_path, pool_size=pool_size) as backend:
             ctx = ServerContext(settings, registry, backend)
             ctx.limits = limits
             ctx.authorizer = authorizer
@@ -65,6 +71,11 @@ def create_app(settings: ServerSettings, *, registry: GraphRegistry | None = Non
             ctx.queue = LocalRunQueue(executor, executor.cancel_pending, n_jobs=settings.n_jobs,
                                       finished_bytes=limits.finished_runs_bytes)
             ctx.service = RunService(ctx)
+            parts = None
+            if cluster is not None:  # the queue, log and service shared with the other processes
+                from stepgraph.server.cluster.wiring import start_cluster
+
+                parts = await start_cluster(ctx, cluster, n_jobs=settings.n_jobs)
             await ctx.assistants.ensure_system()
             await ctx.service.recover()
             ctx.ttl_sweeper = TtlSweeper(ctx, settings.thread_ttl)
@@ -78,7 +89,10 @@ def create_app(settings: ServerSettings, *, registry: GraphRegistry | None = Non
                 yield
             finally:
                 await ctx.ttl_sweeper.stop()
-                await ctx.queue.shutdown()
+                if parts is not None:
+                    await parts.stop()
+                else:
+                    await ctx.queue.shutdown()
                 ctx.thread_logs.close_all()
 
     # Outermost first: CORS (its headers on every answer, preflights answered here), the Host

@@ -12,17 +12,19 @@ __all__ = ["Backend", "DocStore", "open_backend"]
 
 
 @asynccontextmanager
-async def open_backend(database_url: str | None, default_path: Path) -> AsyncIterator[Backend]:
+async def open_backend(database_url: str | None, default_path: Path, *,
+                       pool_size: int | None = None) -> AsyncIterator[Backend]:
     """Open the backend named by ``database_url``.
 
     ``postgres://`` / ``postgresql://`` URLs use PostgreSQL for everything; ``sqlite:///path``,
-    a plain file path or ``None`` (the file ``default_path``) use SQLite.
+    a plain file path or ``None`` (the file ``default_path``) use SQLite. ``pool_size``: the
+    PostgreSQL pool's connections (default 20; a cluster sizes it per role).
     """
     url = database_url or ""
     if url.startswith(("postgres://", "postgresql://")):
         from stepgraph.server.storage.postgres import open_postgres
 
-        async with open_postgres(url) as backend:
+        async with open_postgres(url, max_size=pool_size or 20) as backend:
             yield backend
         return
     from stepgraph.server.storage.sqlite import open_sqlite
