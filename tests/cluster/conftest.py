@@ -6,6 +6,7 @@ run by default; the long chaos scenarios carry the ``cluster`` marker (``-m clus
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -41,3 +42,15 @@ def pg_cluster(tmp_path: Path) -> Iterator[Cluster]:
         yield c
     finally:
         c.close()
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The ``cluster`` chaos scenarios run only when asked for (``-m cluster`` or
+    ``STEPGRAPH_CLUSTER_CHAOS=1``): they take minutes."""
+    asked = "cluster" in (config.getoption("markexpr") or "") or bool(os.environ.get("STEPGRAPH_CLUSTER_CHAOS"))
+    if asked:
+        return
+    skip = pytest.mark.skip(reason="cluster chaos scenario: run with -m cluster (or STEPGRAPH_CLUSTER_CHAOS=1)")
+    for item in items:
+        if "cluster" in item.keywords and "tests/cluster" in str(item.fspath):
+            item.add_marker(skip)

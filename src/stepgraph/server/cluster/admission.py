@@ -20,6 +20,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from stepgraph.server.cluster.docsql import delete_doc, lock_thread, set_status, update_run
+from stepgraph.server.cluster.schema import NOW
 from stepgraph.server.errors import ApiError
 from stepgraph.server.runtime.queue import RunJob
 from stepgraph.server.runtime.service import _BUSY, RunService
@@ -74,9 +75,10 @@ class ClusterRunService(RunService):
                 for other, status in active:
                     await self._cancel_row(conn, other, status, strategy)
             await put_doc(conn, docs, "run", run_id, run, thread_id)
+            # due time on the database's clock: the order of admission (under the thread's lock)
             await conn.execute(
-                "INSERT INTO sg_run_queue (run_id, thread_id, status, not_before) VALUES (%s, %s, 'pending', %s)",
-                (run_id, thread_id, float(run.get("_not_before") or 0.0)))
+                f"INSERT INTO sg_run_queue (run_id, thread_id, status, not_before) VALUES (%s, %s, 'pending', {NOW} + %s)",
+                (run_id, thread_id, float(req.after_seconds or 0)))
             if self.pg_events:
                 await conn.execute("INSERT INTO sg_run_events (run_id, name, data) VALUES (%s, 'metadata', %s)",
                                    (run_id, meta_event))
