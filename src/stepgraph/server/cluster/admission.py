@@ -83,7 +83,10 @@ class ClusterRunService(RunService):
                 await conn.execute("INSERT INTO sg_run_events (run_id, name, data) VALUES (%s, 'metadata', %s)",
                                    (run_id, meta_event))
             else:  # before the commit: no worker can claim the run before its first event is there
-                await self._events.store.append(run_id, [("metadata", meta_event)])
+                try:
+                    await asyncio.wait_for(self._events.store.append(run_id, [("metadata", meta_event)]), 2.0)
+                except Exception as exc:  # noqa: BLE001 - Redis away: the run is accepted all the same
+                    logger.warning("run %s: its metadata event could not be published: %s", run_id, exc)
             await conn.execute("SELECT pg_notify('sg_wake', '')")
         reader = self._reader(run)
         return RunJob(run=run, log=reader, temporary=temporary)  # type: ignore[arg-type]
