@@ -149,6 +149,9 @@ class Cluster:
                 proc.popen.wait(timeout=15)
             except subprocess.TimeoutExpired:
                 self.kill(proc)
+        if os.environ.get("STEPGRAPH_KEEP_SCHEMA"):  # debugging: leave the data for a look
+            print(f"kept schema {self.schema}")
+            return
         with psycopg.connect(PG_BASE, autocommit=True) as conn:
             conn.execute(f"DROP SCHEMA {self.schema} CASCADE")
         if self.redis_url:

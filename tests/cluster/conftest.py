@@ -52,5 +52,5 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         return
     skip = pytest.mark.skip(reason="cluster chaos scenario: run with -m cluster (or STEPGRAPH_CLUSTER_CHAOS=1)")
     for item in items:
-        if "cluster" in item.keywords and "tests/cluster" in str(item.fspath):
+        if item.get_closest_marker("cluster") is not None:
             item.add_marker(skip)
