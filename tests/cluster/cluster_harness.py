@@ -71,7 +71,7 @@ class Cluster:
     """Processes of one test cluster (see the module docstring)."""
 
     def __init__(self, tmp: Path, *, redis: bool = True, env: dict[str, str] | None = None,
-                 jobs: int = 10) -> None:
+                 jobs: int = 10, redis_url: str | None = None) -> None:
         import psycopg
 
         self.tmp = tmp
@@ -79,7 +79,7 @@ class Cluster:
         with psycopg.connect(PG_BASE, autocommit=True) as conn:
             conn.execute(f"CREATE SCHEMA {self.schema}")
         self.db_url = f"{PG_BASE}?options=-csearch_path%3D{self.schema}"
-        self.redis_url = REDIS_URL if redis else None
+        self.redis_url = (redis_url or REDIS_URL) if redis else None
         self.prefix = f"sgt{uuid.uuid4().hex[:8]}:"
         self.env = {**os.environ, **LEASE, "STEPGRAPH_REDIS_PREFIX": self.prefix, **(env or {})}
         self.jobs = jobs
@@ -178,3 +178,32 @@ def checkpoint_forks(cluster: Cluster) -> list[tuple[str, str]]:
                        " AND parent_checkpoint_id IS NOT NULL GROUP BY thread_id, parent_checkpoint_id"
                        " HAVING COUNT(*) > 1")
     return [(str(t), str(c)) for t, c in rows]
+
+
+class PrivateRedis:
+    """A ``redis-server`` of this test on a free port (to kill and restart it)."""
+
+    def __init__(self, tmp: Path) -> None:
+        self.port = _free_port()
+        self.tmp = tmp
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+        self.popen: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        self.popen = subprocess.Popen(["redis-server", "--port", str(self.port), "--save", "", "--appendonly", "no",
+                                       "--dir", str(self.tmp)], stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+        import redis as redis_py
+
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                redis_py.Redis.from_url(self.url).ping()
+                return
+            except Exception:  # noqa: BLE001
+                assert time.monotonic() < deadline, "redis-server did not start"
+                time.sleep(0.05)
+
+    def kill(self) -> None:
+        if self.popen is not None and self.popen.poll() is None:
+            self.popen.kill()
+            self.popen.wait()

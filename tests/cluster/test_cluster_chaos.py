@@ -1,6 +1,7 @@
 """Long chaos scenarios of the cluster (``-m cluster``; sizes from the environment).
 
-``STEPGRAPH_CHAOS_RUNS`` (default 200) runs of a ``STEPGRAPH_CHAOS_STEPS``-step graph (30)
+``STEPGRAPH_CHAOS_RUNS`` (default 200) runs of a ``STEPGRAPH_CHAOS_STEPS``-step graph (30; each step and branch sleeps
+``STEPGRAPH_CHAOS_SLEEP`` s, 0.05)
 with a 3-way ``Send`` fan-out per step on half as many threads, while a random worker is
 SIGKILLed every ``STEPGRAPH_CHAOS_KILL_S`` seconds (3) and restarted; ``STEPGRAPH_CHAOS_TRIALS``
 (20) zombie and storm trials. Each test prints its figures (runs, kills, lost, stuck, stale
@@ -28,6 +29,7 @@ RUNS = int(os.environ.get("STEPGRAPH_CHAOS_RUNS", "200"))
 STEPS = int(os.environ.get("STEPGRAPH_CHAOS_STEPS", "30"))
 KILL_S = float(os.environ.get("STEPGRAPH_CHAOS_KILL_S", "3"))
 TRIALS = int(os.environ.get("STEPGRAPH_CHAOS_TRIALS", "20"))
+SLEEP = float(os.environ.get("STEPGRAPH_CHAOS_SLEEP", "0.05"))
 
 
 def _expected_hits(steps: int, fan: int) -> list[str]:
@@ -41,7 +43,7 @@ def test_worker_sigkill_storm(cluster: Cluster) -> None:
     runs = []
     for i in range(RUNS):
         tid = threads[i % len(threads)]
-        r = create(apis[i % 2].url, tid, {"n": 0, "steps": STEPS, "fan": 3, "sleep": 0.01},
+        r = create(apis[i % 2].url, tid, {"n": 0, "steps": STEPS, "fan": 3, "sleep": SLEEP},
                    multitask_strategy="enqueue")
         assert r.status_code == 200, r.text
         runs.append((tid, r.json()["run_id"]))
@@ -162,3 +164,34 @@ def test_multitask_storms(cluster: Cluster) -> None:
     print(f"\nCHAOS storm: trials={TRIALS} reject_bad={bad_reject} enqueue_out_of_order={overlaps} "
           f"interrupt_max_running={running_max}")
     assert (bad_reject, overlaps, running_max <= 1) == (0, 0, True)
+
+
+def test_redis_restart_mid_load(tmp_path) -> None:  # noqa: ANN001
+    from cluster_harness import PrivateRedis, unreachable
+
+    reason = unreachable(redis=True)
+    if reason:
+        pytest.skip(reason)
+    redis = PrivateRedis(tmp_path)
+    redis.start()
+    cluster = Cluster(tmp_path, redis_url=redis.url)
+    try:
+        api = cluster.add("api")
+        cluster.add("worker")
+        cluster.add("worker")
+        runs = []
+        for _ in range(20):
+            tid = new_thread(api.url)
+            runs.append((tid, create(api.url, tid, {"n": 0, "steps": 20, "sleep": 0.1}).json()["run_id"]))
+        time.sleep(1.0)
+        redis.kill()
+        time.sleep(2.0)
+        during = [create(api.url, new_thread(api.url), {"n": 0, "steps": 2}).status_code for _ in range(3)]
+        redis.start()
+        lost = sum(wait_status(api.url, tid, rid) != "success" for tid, rid in runs)
+        after = [create(api.url, new_thread(api.url), {"n": 0, "steps": 2}).status_code for _ in range(5)]
+        print(f"\nCHAOS redis-restart: runs={len(runs)} lost={lost} creates_while_down={during} after={after}")
+        assert lost == 0 and set(after) == {200} and set(during) == {200}
+    finally:
+        cluster.close()
+        redis.kill()

@@ -175,3 +175,38 @@ def test_postgres_only_mode(pg_cluster: Cluster) -> None:
     run_id = json.loads(events[0][1])["run_id"]
     again = sse(api.url, f"/threads/{tid}/runs/{run_id}/stream", headers={"Last-Event-ID": events[1][2] or ""})
     assert [e[2] for e in again] == [e[2] for e in events[2:]]
+
+
+def test_api_process_killed_mid_stream_client_resumes_on_the_other(cluster: Cluster) -> None:
+    a, b = cluster.add("api"), cluster.add("api")
+    cluster.add("worker")
+    tid = new_thread(a.url)
+    body = {"assistant_id": "g", "input": {"n": 0, "steps": 12, "sleep": 0.15}, "stream_mode": ["updates"],
+            "stream_resumable": True}
+    seen: list[tuple[str, str, str | None]] = []
+    try:
+        with httpx.stream("POST", f"{a.url}/threads/{tid}/runs/stream", json=body, timeout=60) as r:
+            event = data = eid = None
+            for line in r.iter_lines():
+                if line.startswith("event: "):
+                    event = line[7:]
+                elif line.startswith("data: "):
+                    data = line[6:]
+                elif line.startswith("id: "):
+                    eid = line[4:]
+                elif line == "" and event is not None:
+                    seen.append((event, data or "", eid))
+                    event = data = eid = None
+                    if len(seen) == 4:
+                        cluster.kill(a)
+    except httpx.HTTPError:
+        pass  # the API process died under the stream
+    assert 4 <= len(seen) < 13
+    run_id = json.loads(seen[0][1])["run_id"]
+    rest = sse(b.url, f"/threads/{tid}/runs/{run_id}/stream", headers={"Last-Event-ID": seen[-1][2] or ""})
+    ids = [e[2] for e in seen + rest]
+    everything = sse(b.url, f"/threads/{tid}/runs/{run_id}/stream", headers={"Last-Event-ID": "0"})
+    assert ids == [e[2] for e in everything]  # no gap, no duplicate
+    keys = [tuple(int(x) for x in i.split("-")) for i in ids]
+    assert keys == sorted(set(keys))
+    assert sum(1 for e in everything if e[0] == "updates") == 12
