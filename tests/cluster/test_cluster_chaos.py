@@ -67,7 +67,11 @@ def test_worker_sigkill_storm(cluster: Cluster) -> None:
         except AssertionError:
             stuck += 1
             continue
-        lost += status != "success"
+        if status != "success":
+            lost += 1
+            doc = httpx.get(f"{apis[0].url}/threads/{tid}/runs/{rid}", timeout=30).json()
+            print("LOST", rid, status, doc.get("error"), cluster.sql(
+                "SELECT attempt, lease_epoch FROM sg_run_queue WHERE run_id = %s", (rid,)))
     per_thread = {}
     for tid in threads:
         values = state(apis[1].url, tid)["values"]

@@ -11,7 +11,7 @@
   (without recording anything: it is no longer this worker's).
 - **Reaper** (every process, every ``reaper`` s): runs whose lease expired go back to
   ``pending`` (first of their thread); the next claim resumes them from their last
-  committed step, or fails them after ``max_attempts`` claims.
+  committed step, or fails them once ``max_attempts`` executions in a row committed nothing.
 - **Cancel** reaches the worker by ``NOTIFY sg_cancel`` (fast path) and by the run's row,
   read at every heartbeat and step commit (authoritative).
 

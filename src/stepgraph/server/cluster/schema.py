@@ -5,7 +5,9 @@ to be claimed), ``running`` (claimed: ``lease_owner`` until ``lease_expires``, f
 ``lease_epoch``) or ``done``. At most one ``running`` row per thread is an invariant of
 the database (the partial unique index ``sg_run_queue_one_running``), not a check in
 Python. Times are epoch seconds from the database's clock (``clock_timestamp()``), so the
-machines of a cluster need not agree on the time for leases.
+machines of a cluster need not agree on the time for leases. ``progress`` is the last
+checkpoint a claim found for the run and ``stalls`` how many executions in a row ended
+without committing a step (``max_attempts`` of them fail the run).
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ _DDL = (
     " lease_epoch BIGINT NOT NULL DEFAULT 0, lease_owner TEXT, lease_expires DOUBLE PRECISION,"
     " attempt INT NOT NULL DEFAULT 0, cancel_action TEXT, result TEXT,"
     " created_at DOUBLE PRECISION NOT NULL DEFAULT extract(epoch from clock_timestamp()))",
+    "ALTER TABLE sg_run_queue ADD COLUMN IF NOT EXISTS progress TEXT",
+    "ALTER TABLE sg_run_queue ADD COLUMN IF NOT EXISTS stalls INT NOT NULL DEFAULT 0",
     "CREATE UNIQUE INDEX IF NOT EXISTS sg_run_queue_one_running ON sg_run_queue (thread_id)"
     " WHERE status = 'running'",
     "CREATE INDEX IF NOT EXISTS sg_run_queue_pending ON sg_run_queue (priority, not_before, seq)"
