@@ -2,12 +2,15 @@
 
 Input ``{"n": 0, "steps": K, "sleep": s, "fan": f, "sync": bool}``: each step sleeps ``s``
 seconds (in ``fan`` parallel branches when ``fan`` > 0) and adds one to ``n``, ``steps`` times.
+``"poison": true`` SIGKILLs the worker process executing the step.
 """
 
 from __future__ import annotations
 
 import asyncio
 import operator
+import os
+import signal
 import time
 from typing import Annotated, Any, TypedDict
 
@@ -21,10 +24,13 @@ class State(TypedDict, total=False):
     sleep: float
     fan: int
     sync: bool
+    poison: bool
     hits: Annotated[list, operator.add]
 
 
 async def step(state: State) -> dict[str, Any]:
+    if state.get("poison"):  # a run that kills every worker that executes it
+        os.kill(os.getpid(), signal.SIGKILL)
     if state.get("sync"):
         time.sleep(state.get("sleep", 0.0))
     else:

@@ -210,3 +210,27 @@ def test_api_process_killed_mid_stream_client_resumes_on_the_other(cluster: Clus
     keys = [tuple(int(x) for x in i.split("-")) for i in ids]
     assert keys == sorted(set(keys))
     assert sum(1 for e in everything if e[0] == "updates") == 12
+
+
+def test_poison_run_that_kills_its_workers_fails_after_max_attempts(cluster: Cluster) -> None:
+    api = cluster.add("api")
+    worker = cluster.add("worker")
+    tid = new_thread(api.url)
+    rid = create(api.url, tid, {"n": 0, "steps": 2, "poison": True}).json()["run_id"]
+    deaths = 0
+    deadline = time.monotonic() + 120
+    while wait_status(api.url, tid, rid, timeout=120, done=("error", "success", "running", "pending")) != "error":
+        if not worker.alive():
+            deaths += 1
+            worker = cluster.start("worker", wait=False)  # it may die before answering /ok
+        assert time.monotonic() < deadline, "the poison run was never given up"
+        time.sleep(0.2)
+    run = httpx.get(f"{api.url}/threads/{tid}/runs/{rid}", timeout=30).json()
+    assert run["error"]["error"] == "WorkerLostError"
+    assert "without committing a step" in run["error"]["message"]
+    assert 3 <= deaths <= 5
+    if not worker.alive():
+        worker = cluster.add("worker")
+    healthy = new_thread(api.url)
+    ok = create(api.url, healthy, {"n": 0, "steps": 2}).json()["run_id"]
+    assert wait_status(api.url, healthy, ok) == "success"
