@@ -14,6 +14,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 import httpx
+import pytest
 from client import create, history, new_thread, sse, state, wait_status
 from cluster_harness import Cluster, checkpoint_forks
 
@@ -131,17 +132,24 @@ def test_reject_storm_across_api_processes_accepts_exactly_one(cluster: Cluster)
     assert sorted(codes) == [200] + [409] * 19
 
 
-def test_cancel_from_another_api_process_stops_the_run(cluster: Cluster) -> None:
+@pytest.mark.parametrize("sync", [False, True], ids=["async-nodes", "sync-nodes"])
+def test_cancel_from_another_api_process_stops_the_run(cluster: Cluster, sync: bool) -> None:
     a, b = cluster.add("api"), cluster.add("api")
     cluster.add("worker")
     tid = new_thread(a.url)
-    rid = create(a.url, tid, {"n": 0, "steps": 200, "sleep": 0.1}).json()["run_id"]
+    rid = create(a.url, tid, {"n": 0, "steps": 200, "sleep": 0.1, "sync": sync}).json()["run_id"]
     _holder_pid(cluster, rid)
     time.sleep(0.5)
     r = httpx.post(f"{b.url}/threads/{tid}/runs/{rid}/cancel?wait=true", timeout=60)
     assert r.status_code in (200, 202, 204), r.text
     assert wait_status(b.url, tid, rid) == "interrupted"
-    assert state(a.url, tid)["values"]["n"] < 200
+    stopped_at = state(a.url, tid)["values"]["n"]
+    assert stopped_at < 200
+    time.sleep(0.5)
+    assert state(a.url, tid)["values"]["n"] == stopped_at  # nothing of it runs any more
+    # the thread is free: a new run starts at once
+    nxt = create(b.url, tid, {"n": 0, "steps": 2}, multitask_strategy="reject")
+    assert nxt.status_code == 200 and wait_status(a.url, tid, nxt.json()["run_id"]) == "success"
 
 
 def test_last_event_id_replay_on_another_api_process(cluster: Cluster) -> None:
