@@ -13,6 +13,7 @@ fenced.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import logging
 from collections.abc import Callable
@@ -100,6 +101,11 @@ class FencedPostgresSaver(AsyncPostgresSaver):
             logger.warning("run %s: a checkpoint write of stale lease epoch %d was refused",
                            lease.run_id, lease.epoch)
             lease.mark_lost()
+            if self._pool:
+                with contextlib.suppress(Exception):
+                    from stepgraph.server.cluster.schema import bump_counter
+
+                    await bump_counter(self.conn, "stale_writes_refused")
             raise
         if action:
             lease.on_cancel(action)
