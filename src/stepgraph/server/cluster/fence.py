@@ -23,6 +23,7 @@ from typing import Any
 
 from stepgraph.checkpoint._flows import Flow, R, adrive, aexecute
 from stepgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+from stepgraph.server.cluster.schema import bump_counter
 
 __all__ = ["FENCE_SQL", "FencedPostgresSaver", "Lease", "LeaseLost", "current_lease"]
 
@@ -103,8 +104,6 @@ class FencedPostgresSaver(AsyncPostgresSaver):
             lease.mark_lost()
             if self._pool:
                 with contextlib.suppress(Exception):
-                    from stepgraph.server.cluster.schema import bump_counter
-
                     await bump_counter(self.conn, "stale_writes_refused")
             raise
         if action:
