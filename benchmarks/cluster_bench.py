@@ -31,7 +31,7 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "cluster"))
 
-from client import create, new_thread, wait_status  # noqa: E402
+from cluster_client import create, new_thread, wait_status  # noqa: E402
 from cluster_harness import Cluster, unreachable  # noqa: E402
 
 IO_RUN = {"n": 0, "steps": 5, "sleep": 0.1}

@@ -19,7 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 import pytest
-from client import create, new_thread, state, wait_status
+from cluster_client import create, new_thread, state, wait_status
 from cluster_harness import Cluster, checkpoint_forks
 from test_cluster_smoke import _epoch_counts, _holder_pid
 

@@ -15,7 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 import pytest
-from client import create, history, new_thread, sse, state, wait_status
+from cluster_client import create, history, new_thread, sse, state, wait_status
 from cluster_harness import Cluster, checkpoint_forks
 
 
