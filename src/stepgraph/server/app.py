@@ -69,8 +69,15 @@ def create_app(settings: ServerSettings, *, registry: GraphRegistry | None = Non
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        async with open_backend(settings.database_url, settings.default_db_path, store_index=store_index,
-                                store_ttl=settings.store.ttl) as backend, contextlib.AsyncExitStack() as stack:
+        cluster = settings.cluster
+        pool_size = None
+        if cluster is not None:
+            from stepgraph.server.cluster.options import pool_size as _pool_size
+
+            pool_size = _pool_size(cluster.role, settings.n_jobs)
+        async with open_backend(settings.database_url, settings.default_db_path, pool_size=pool_size,
+                                store_index=store_index, store_ttl=settings.store.ttl) as backend, \
+                contextlib.AsyncExitStack() as stack:
             ctx = ServerContext(settings, registry, backend)
             ctx.limits = limits
             ctx.authorizer = authorizer
@@ -80,6 +87,11 @@ def create_app(settings: ServerSettings, *, registry: GraphRegistry | None = Non
             ctx.queue = LocalRunQueue(executor, executor.cancel_pending, n_jobs=settings.n_jobs,
                                       finished_bytes=limits.finished_runs_bytes)
             ctx.service = RunService(ctx)
+            parts = None
+            if cluster is not None:  # the queue, log and service shared with the other processes
+                from stepgraph.server.cluster.wiring import start_cluster
+
+                parts = await start_cluster(ctx, cluster, n_jobs=settings.n_jobs)
             ctx.metrics = RunMetrics(ctx.queue.active, settings.n_jobs)
             await ctx.assistants.ensure_system()
             await ctx.service.recover()
@@ -102,7 +114,10 @@ def create_app(settings: ServerSettings, *, registry: GraphRegistry | None = Non
             finally:
                 await ctx.cron_scheduler.stop()
                 await ctx.ttl_sweeper.stop()
-                await ctx.queue.shutdown()
+                if parts is not None:
+                    await parts.stop()
+                else:
+                    await ctx.queue.shutdown()
                 ctx.thread_logs.close_all()
 
     # Outermost first: CORS (its headers on every answer, preflights answered here), the Host

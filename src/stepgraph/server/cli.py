@@ -5,8 +5,12 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from stepgraph.server.settings import ConfigError, find_config, load_settings
+
+if TYPE_CHECKING:
+    from stepgraph.server.cluster.options import ClusterOptions
 
 __all__ = ["build_parser", "run_cli"]
 
@@ -25,7 +29,23 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--database-url", default=None,
                        help="postgres://... for PostgreSQL, or a SQLite file "
                             "(default .stepgraph/stepgraph.sqlite next to the config)")
-        p.add_argument("--n-jobs-per-worker", type=int, default=10, help="runs executed at once (default 10)")
+        p.add_argument("--n-jobs-per-worker", "--jobs", dest="n_jobs_per_worker", type=int, default=10,
+                       help="runs executed at once by this process (default 10)")
+        p.add_argument("--role", choices=["all", "api", "worker"], default="all",
+                       help="cluster role: api (HTTP only, never runs graph code), worker (claims and "
+                            "executes runs) or all (default; both, today's single process)")
+        p.add_argument("--redis-url", default=None,
+                       help="redis://... for the run event streams of a cluster (implies cluster mode; "
+                            "without it a cluster keeps events in PostgreSQL)")
+        p.add_argument("--cluster", action="store_true",
+                       help="share runs with other processes on the same PostgreSQL even with --role all")
+        p.add_argument("--lease-ttl", type=float, default=None,
+                       help="seconds a worker's claim on a run lasts without a heartbeat "
+                            "(default $STEPGRAPH_LEASE_TTL_S or 30)")
+        p.add_argument("--heartbeat-interval", type=float, default=None,
+                       help="seconds between lease renewals (default $STEPGRAPH_HEARTBEAT_S or 10)")
+        p.add_argument("--reaper-interval", type=float, default=None,
+                       help="seconds between looks for expired leases (default $STEPGRAPH_REAPER_S or 15)")
         p.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
         p.add_argument("--log-format", default=None, choices=["text", "json"],
                        help="text (default) or one JSON object per line (also LOG_JSON=true, as on LangGraph)")
@@ -57,9 +77,10 @@ def run_cli(argv: Sequence[str]) -> int:
     configure_logging(args.log_level, log_format)
     hosts = [h for h in args.allowed_hosts.split(",") if h.strip()] if args.allowed_hosts else None
     try:
+        cluster = cluster_options(args)
         settings = load_settings(find_config(args.config), host=args.host, port=args.port,
                                  database_url=args.database_url, n_jobs=args.n_jobs_per_worker,
-                                 allowed_hosts=hosts, dev=args.command == "dev")
+                                 allowed_hosts=hosts, dev=args.command == "dev", cluster=cluster)
         from stepgraph.server.app import create_app
 
         app = create_app(settings)
@@ -79,6 +100,24 @@ def run_cli(argv: Sequence[str]) -> int:
     uvicorn.run(app, host=settings.host, port=settings.port, log_level=args.log_level, access_log=False,
                 timeout_graceful_shutdown=5, **extra)
     return 0
+
+
+def cluster_options(args: argparse.Namespace) -> ClusterOptions | None:
+    """The cluster options of the flags (``None``: one process runs everything itself)."""
+    from stepgraph.server.cluster.options import ClusterOptions
+
+    wanted = args.role != "all" or args.redis_url or args.cluster
+    if not wanted:
+        return None
+    url = args.database_url or ""
+    if not url.startswith(("postgres://", "postgresql://")):
+        raise ConfigError("--role api/worker, --redis-url and --cluster need a shared PostgreSQL: "
+                          "pass --database-url postgresql://...")
+    try:
+        return ClusterOptions.from_env(role=args.role, redis_url=args.redis_url, lease_ttl=args.lease_ttl,
+                                       heartbeat=args.heartbeat_interval, reaper=args.reaper_interval)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
 
 
 def exposed_warning(host: str, port: int) -> str:

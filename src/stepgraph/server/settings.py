@@ -16,6 +16,7 @@ from stepgraph.server.config_webhooks import WebhookSettings
 from stepgraph.server.runtime.ttl import ThreadTtlPolicy
 
 if TYPE_CHECKING:
+    from stepgraph.server.cluster.options import ClusterOptions
     from stepgraph.server.config_schema import AuthConfig, CorsConfig
     from stepgraph.server.runtime.limits import RuntimeLimits
 
@@ -81,6 +82,9 @@ class ServerSettings:
     """The largest request body in bytes (413 beyond it; ``request_limits``)."""
     max_json_depth: int | None = None
     """How deeply a request's JSON may nest (``request_limits``)."""
+    cluster: ClusterOptions | None = None
+    """Run as part of a cluster (``--role``, ``--redis-url``; ``server.cluster``): ``None`` runs
+    every run in this process."""
     dev: bool = False
     """Started as ``stepgraph dev`` (lets LangSmith Studio in, as ``langgraph dev`` does)."""
 

@@ -83,6 +83,14 @@ class RunService:
             if req.if_not_exists != "create":
                 raise ApiError(404, "Thread or assistant not found.")
             await ctx.threads.ensure(thread_id, new_meta)
+        job = await self._admit(req, assistant, thread_id, temporary, run_id, auth, protocol)
+        await ctx.threads.update(thread_id, merge_metadata=tags)
+        return job
+
+    async def _admit(self, req: RunRequest, assistant: dict[str, Any], thread_id: str, temporary: bool,
+                     run_id: str, auth: RequestAuth | None, protocol: str | None) -> RunJob:
+        """Apply the multitask strategy, store and queue the run (a cluster overrides this)."""
+        ctx = self.ctx
         # Admission is atomic per thread and waits for nothing else: an interrupted run stops
         # in the background, and the queue starts the new run only once it has stopped.
         async with self._locks.hold(thread_id):
@@ -96,7 +104,6 @@ class RunService:
             if protocol is not None:
                 run["kwargs"]["protocol"] = protocol
             await ctx.runs.insert(run)
-            await ctx.threads.update(thread_id, merge_metadata=tags)
             return self._submit(run, temporary)
 
     def _submit(self, run: dict[str, Any], temporary: bool) -> RunJob:

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
 from stepgraph.server.storage import records
 from stepgraph.server.storage.base import Backend, decode_doc
-from stepgraph.server.storage.records import Row
+from stepgraph.server.storage.records import Row, decode_row
 from stepgraph.server.storage.sqlbase import LEGACY_TABLE, TABLE, SqlDocStore
 from stepgraph.server.storage.sqlquery import PG_NUL, PostgresQuery
 
@@ -53,6 +53,25 @@ class PostgresDocStore(SqlDocStore):
         async with self.pool.connection() as conn, conn.cursor() as cur:
             await cur.execute(sql, params)
             return cur.rowcount
+
+    async def update(
+        self, kind: str, doc_id: str, change: Callable[[dict[str, Any]], Any], *, thread_id: str | None = None,
+    ) -> dict[str, Any] | None:
+        """Read with a row lock, change and write back in one transaction: updates of one
+        document by several server processes are serialized too (none is lost)."""
+        async with self.pool.connection() as conn, conn.transaction():
+            row = await (await conn.execute(
+                f"SELECT doc, vals, large FROM {TABLE} WHERE kind = %s AND id = %s FOR UPDATE",
+                (kind, doc_id))).fetchone()
+            if row is None:
+                return None
+            doc = decode_row(*row)
+            result = change(doc)
+            if isinstance(result, Awaitable):
+                await result
+            encoded = records.encode_row(kind, doc_id, doc, thread_id)
+            await conn.execute(self._insert_sql(self._UPSERT), self._row_params(encoded))
+            return doc
 
     async def setup(self) -> None:
         async with self.pool.connection() as conn, conn.transaction():

@@ -1,0 +1,130 @@
+"""Cluster benchmark (issue 15): pickup latency and throughput of real processes.
+
+    .venv/bin/python benchmarks/cluster_bench.py [--quick]
+
+Needs PostgreSQL (and Redis) at 127.0.0.1 (``STEPGRAPH_TEST_PG`` / ``STEPGRAPH_TEST_REDIS``);
+reuses ``tests/cluster/cluster_harness.py``. Figures:
+
+- **pickup**: create-and-stream of a 1-step run with no sleep at half load (background runs
+  of 5 x 100 ms keep half of the worker's slots busy), time from the request to the first
+  ``updates`` event, p50/p99, with Redis and Postgres-only;
+- **throughput**: runs of 5 steps x 100 ms sleep (I/O bound) per second with 1, 2 and 4
+  workers (10 jobs each), and the ratio to N x one worker;
+- **split vs all-in-one**: the same load through 1 API + 1 worker and through one
+  ``--role all`` process.
+
+Timings on a shared 2-core machine are noisy: read the ratios, not the absolute numbers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import httpx
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "cluster"))
+
+from cluster_client import create, new_thread, wait_status  # noqa: E402
+from cluster_harness import Cluster, unreachable  # noqa: E402
+
+IO_RUN = {"n": 0, "steps": 5, "sleep": 0.1}
+
+
+def _pickup(url: str, samples: int) -> list[float]:
+    out = []
+    for _ in range(samples):
+        tid = new_thread(url)
+        body = {"assistant_id": "g", "input": {"n": 0, "steps": 1}, "stream_mode": ["updates"]}
+        start = time.perf_counter()
+        with httpx.stream("POST", f"{url}/threads/{tid}/runs/stream", json=body, timeout=60) as r:
+            for line in r.iter_lines():
+                if line.startswith("event: updates"):
+                    out.append(time.perf_counter() - start)
+                    break
+    return out
+
+
+def _background_load(url: str, stop: threading.Event, concurrency: int) -> None:
+    def loop() -> None:
+        tid = new_thread(url)
+        while not stop.is_set():
+            rid = create(url, tid, IO_RUN).json()["run_id"]
+            wait_status(url, tid, rid)
+
+    threads = [threading.Thread(target=loop, daemon=True) for _ in range(concurrency)]
+    for t in threads:
+        t.start()
+
+
+def pickup(redis: bool, samples: int) -> tuple[float, float]:
+    with tempfile.TemporaryDirectory() as tmp:
+        cluster = Cluster(Path(tmp), redis=redis)
+        try:
+            api = cluster.add("api")
+            cluster.add("worker")
+            stop = threading.Event()
+            _background_load(api.url, stop, 5)  # half of the worker's 10 slots
+            time.sleep(1.0)
+            lat = sorted(_pickup(api.url, samples))
+            stop.set()
+            return statistics.median(lat), lat[min(len(lat) - 1, int(len(lat) * 0.99))]
+        finally:
+            cluster.close()
+
+
+def throughput(workers: int, runs: int, *, role_all: bool = False) -> float:
+    with tempfile.TemporaryDirectory() as tmp:
+        cluster = Cluster(Path(tmp), redis=True)
+        try:
+            if role_all:
+                api = cluster.add("all")
+            else:
+                api = cluster.add("api")
+                for _ in range(workers):
+                    cluster.add("worker")
+            tids = [new_thread(api.url) for _ in range(runs)]
+            start = time.perf_counter()
+            with ThreadPoolExecutor(16) as pool:
+                ids = list(pool.map(lambda t: (t, create(api.url, t, IO_RUN).json()["run_id"]), tids))
+            for tid, rid in ids:
+                wait_status(api.url, tid, rid, timeout=600)
+            return runs / (time.perf_counter() - start)
+        finally:
+            cluster.close()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--quick", action="store_true")
+    args = parser.parse_args()
+    reason = unreachable(redis=True)
+    if reason:
+        print(f"skipped: {reason}")
+        return 0
+    samples = 20 if args.quick else 100
+    per_worker = 30 if args.quick else 100
+    print("| measure | value |\n|---|---|")
+    for redis in (True, False):
+        p50, p99 = pickup(redis, samples)
+        print(f"| pickup, {'Redis' if redis else 'Postgres-only'} (create to first step event) "
+              f"| p50 {p50 * 1000:.0f} ms, p99 {p99 * 1000:.0f} ms |")
+    base = None
+    for n in (1, 2, 4):
+        rate = throughput(n, per_worker * n)
+        base = base or rate
+        print(f"| throughput, {n} worker(s), 5 x 100 ms runs | {rate:.1f} runs/s ({rate / (n * base):.2f} x N x one) |")
+    split = throughput(1, per_worker)
+    together = throughput(1, per_worker, role_all=True)
+    print(f"| 1 API + 1 worker vs one --role all process | {split:.1f} vs {together:.1f} runs/s |")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,111 @@
+"""Fencing: a run's writes are accepted only while its lease (``run_id``, ``lease_epoch``) holds.
+
+``Lease`` is what a worker holds for a claimed run; ``current_lease`` (a context variable
+set around the run's execution, so every task of the run sees it) tells the saver which
+lease a write belongs to. ``FencedPostgresSaver`` runs each write of a leased run in one
+transaction with ``SELECT ... FOR SHARE`` of the run's queue row, conditional on the epoch
+and ``status = 'running'``: a reaper or another worker changing the lease must wait for
+that transaction, and a write after the lease moved on is refused with ``LeaseLost`` (the
+local run then stops). Writes outside a run (state updates from the API, deletes) are not
+fenced.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import contextvars
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Any
+
+from stepgraph.checkpoint._flows import Flow, R, adrive, aexecute
+from stepgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+from stepgraph.server.cluster.schema import bump_counter
+
+__all__ = ["FENCE_SQL", "FencedPostgresSaver", "Lease", "LeaseLost", "current_lease"]
+
+logger = logging.getLogger("stepgraph.server")
+
+FENCE_SQL = ("SELECT cancel_action, set_config('idle_in_transaction_session_timeout', %s, true)"
+             " FROM sg_run_queue WHERE run_id = %s AND lease_epoch = %s AND status = 'running' FOR SHARE")
+"""The fence: the queue row of a run still held with this epoch (locked until commit). The
+transaction may stay idle at most the lease's length: a worker frozen inside it (SIGSTOP,
+a long GC pause) loses its session, so its row lock never blocks the reaper for long."""
+
+
+class LeaseLost(RuntimeError):  # noqa: N818 - the name says what happened
+    """The run's lease moved on (expired and reclaimed): this worker may not commit for it."""
+
+    def __init__(self, run_id: str, epoch: int) -> None:
+        super().__init__(f"run {run_id}: lease epoch {epoch} is no longer held; the write was refused")
+        self.run_id = run_id
+        self.epoch = epoch
+
+
+@dataclass(eq=False)
+class Lease:
+    """A claimed run: its id, thread, epoch and what to call when a fence finds it lost or
+    cancelled (``on_lost``, ``on_cancel(action)``)."""
+
+    run_id: str
+    thread_id: str
+    epoch: int
+    attempt: int
+    ttl: float = 30.0
+    on_lost: Callable[[], None] = field(default=lambda: None)
+    on_cancel: Callable[[str], None] = field(default=lambda action: None)
+    lost: bool = False
+    refused: int = 0
+    """Writes refused for this lease (stale epoch)."""
+
+    def mark_lost(self) -> None:
+        if not self.lost:
+            self.lost = True
+            self.on_lost()
+
+
+current_lease: contextvars.ContextVar[Lease | None] = contextvars.ContextVar("stepgraph_lease", default=None)
+
+
+async def check_fence(cur: Any, lease: Lease) -> str | None:
+    """In the caller's transaction: raise ``LeaseLost`` unless the lease holds; the run's
+    requested cancel action (``None`` when none)."""
+    await cur.execute(FENCE_SQL, (str(max(1000, int(lease.ttl * 1000))), lease.run_id, lease.epoch))
+    row = await cur.fetchone()
+    if row is None:
+        lease.refused += 1
+        raise LeaseLost(lease.run_id, lease.epoch)
+    return row[0]
+
+
+class FencedPostgresSaver(AsyncPostgresSaver):
+    """``AsyncPostgresSaver`` whose writes for a leased run are conditional on the lease."""
+
+    async def _atransact(self, flow: Flow[R], write: bool) -> R:
+        lease = current_lease.get()
+        if not write or lease is None:
+            return await super()._atransact(flow, write)
+        if self.loop is None:
+            self.loop = asyncio.get_running_loop()
+        try:
+            async with (
+                self._connection() as conn,
+                conn.transaction(),
+                conn.cursor(row_factory=self._psycopg.rows.tuple_row) as cursor,
+            ):
+                action = await check_fence(cursor, lease)
+                result = await adrive(flow, partial(aexecute, cursor))
+        except LeaseLost:
+            logger.warning("run %s: a checkpoint write of stale lease epoch %d was refused",
+                           lease.run_id, lease.epoch)
+            lease.mark_lost()
+            if self._pool:
+                with contextlib.suppress(Exception):
+                    await bump_counter(self.conn, "stale_writes_refused")
+            raise
+        if action:
+            lease.on_cancel(action)
+        return result

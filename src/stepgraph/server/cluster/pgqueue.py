@@ -1,0 +1,284 @@
+"""``ClusterRunQueue``: runs are rows of ``sg_run_queue``, claimed by workers with leases.
+
+- **Claim**: a worker with a free slot takes the first due ``pending`` run whose thread has
+  no ``running`` run and that is the head of its thread's line (``priority`` 0 for a run
+  taken back from a lost worker, then ``not_before``, then submission order), with
+  ``FOR UPDATE SKIP LOCKED``; the claim sets ``running``, increments ``lease_epoch`` and
+  ``attempt`` and sets the lease. Two claims on one thread at once: the partial unique
+  index refuses the second (retried), so a thread never runs two runs.
+- **Heartbeat** every ``heartbeat`` s extends the lease, conditional on the epoch; when it
+  finds the lease gone, or cannot renew it before it expires, the local run stops at once
+  (without recording anything: it is no longer this worker's).
+- **Reaper** (every process, every ``reaper`` s): runs whose lease expired go back to
+  ``pending`` (first of their thread); the next claim resumes them from their last
+  committed step, or fails them once ``max_attempts`` executions in a row committed nothing.
+- **Cancel** reaches the worker by ``NOTIFY sg_cancel`` (fast path) and by the run's row,
+  read at every heartbeat and step commit (authoritative).
+
+The synchronous ``RunQueue`` methods answer for the runs this process executes; the
+cluster-wide views (admission, cancel, join) are in ``admission.py``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import socket
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+from stepgraph.server.cluster.fence import Lease, current_lease
+from stepgraph.server.cluster.options import ClusterOptions
+from stepgraph.server.cluster.schema import NOW
+from stepgraph.server.runtime.queue import RunJob, RunQueue
+
+if TYPE_CHECKING:
+    from stepgraph.server.cluster.notify import Listener
+    from stepgraph.server.context import ServerContext
+
+__all__ = ["ClusterRunQueue"]
+
+logger = logging.getLogger("stepgraph.server")
+
+_CLAIM = f"""
+WITH cand AS (
+  SELECT q.run_id FROM sg_run_queue q
+  WHERE q.status = 'pending' AND q.not_before <= {NOW}
+    AND NOT EXISTS (SELECT 1 FROM sg_run_queue r WHERE r.thread_id = q.thread_id AND r.status = 'running')
+    AND NOT EXISTS (SELECT 1 FROM sg_run_queue p WHERE p.thread_id = q.thread_id AND p.status = 'pending'
+                    AND (p.priority, p.not_before, p.seq) < (q.priority, q.not_before, q.seq))
+  ORDER BY q.priority, q.not_before, q.seq
+  LIMIT 1 FOR UPDATE OF q SKIP LOCKED)
+UPDATE sg_run_queue q SET status = 'running', lease_epoch = q.lease_epoch + 1, attempt = q.attempt + 1,
+  lease_owner = %s, lease_expires = {NOW} + %s
+FROM cand WHERE q.run_id = cand.run_id
+RETURNING q.run_id, q.thread_id, q.lease_epoch, q.attempt, q.cancel_action
+"""
+_HEARTBEAT = (f"UPDATE sg_run_queue SET lease_expires = {NOW} + %s WHERE run_id = %s AND lease_epoch = %s"
+              " AND status = 'running' RETURNING cancel_action")
+_REAP = (f"UPDATE sg_run_queue SET status = 'pending', priority = 0, lease_owner = NULL"
+         f" WHERE status = 'running' AND lease_expires < {NOW} RETURNING run_id, lease_owner, attempt")
+_RELEASE = ("UPDATE sg_run_queue SET status = 'pending', priority = 0, lease_owner = NULL"
+            " WHERE run_id = %s AND lease_epoch = %s AND status = 'running'")
+
+Starter = Callable[[dict[str, Any], Lease], Awaitable[RunJob | None]]
+
+
+class ClusterRunQueue(RunQueue):
+    """The cluster's queue as seen by one process (see the module docstring)."""
+
+    def __init__(self, ctx: ServerContext, pool: Any, listener: Listener, opts: ClusterOptions,
+                 execute: Callable[[RunJob], Awaitable[None]], *, n_jobs: int) -> None:
+        self.ctx = ctx
+        self.pool = pool
+        self.listener = listener
+        self.opts = opts
+        self._execute = execute
+        self.n_jobs = max(1, n_jobs)
+        self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
+        self._jobs: dict[str, RunJob] = {}
+        self._wake = asyncio.Event()
+        self._tasks: list[asyncio.Task[None]] = []
+        self._closing = False
+        self.starter: Starter | None = None
+        """Turns a claimed row into a job (set by ``wiring``: reads the run, settles edge cases)."""
+        listener.on("sg_wake", lambda _: self._wake.set())
+        listener.on("sg_done", lambda _: self._wake.set())
+        listener.on("sg_cancel", self._on_cancel_note)
+
+    # -- lifecycle ----------------------------------------------------------------------------
+    def start(self) -> None:
+        loop = asyncio.get_running_loop()
+        if self.opts.executes:
+            self._tasks.append(loop.create_task(self._claim_loop(), name="cluster-claim"))
+        self._tasks.append(loop.create_task(self._reaper_loop(), name="cluster-reaper"))
+
+    async def shutdown(self) -> None:
+        """Stop claiming; give the runs executing here back to the queue (fenced)."""
+        self._closing = True
+        for task in self._tasks:
+            task.cancel()
+        jobs = list(self._jobs.values())
+        for job in jobs:
+            job.cancel_action = "shutdown"
+            job.abandoned = True
+            if job.task is not None:
+                job.task.cancel()
+        waits = [t for t in self._tasks] + [j.task for j in jobs if j.task is not None]
+        if waits:
+            await asyncio.gather(*waits, return_exceptions=True)
+        for job in jobs:
+            lease: Lease = job.lease  # type: ignore[attr-defined]
+            with contextlib.suppress(Exception):
+                async with self.pool.connection() as conn:
+                    await conn.execute(_RELEASE, (lease.run_id, lease.epoch))
+                    await conn.execute("SELECT pg_notify('sg_wake', '')")
+
+    # -- RunQueue (this process's runs) -------------------------------------------------------
+    def submit(self, job: RunJob) -> None:
+        raise RuntimeError("cluster runs are admitted in Postgres (cluster.admission), not submitted")
+
+    def job(self, run_id: str) -> RunJob | None:
+        return self._jobs.get(run_id)
+
+    def active(self, thread_id: str | None = None) -> list[RunJob]:
+        return [j for j in self._jobs.values() if thread_id is None or j.thread_id == thread_id]
+
+    def cancel(self, job: RunJob, action: str) -> None:
+        """Cancel through the cluster (the run may execute in another process)."""
+        local = self._jobs.get(job.run_id)
+        if local is not None:
+            self._cancel_local(local, action)
+        task = asyncio.get_running_loop().create_task(self.ctx.service.cancel_quietly(job.run_id, action))
+        self._tasks.append(task)
+        task.add_done_callback(lambda t: self._tasks.remove(t) if t in self._tasks else None)
+
+    def subscribe(self, thread_id: str) -> asyncio.Queue[RunJob]:
+        return asyncio.Queue()  # a thread-wide stream across processes is not offered in a cluster
+
+    def unsubscribe(self, thread_id: str, queue: asyncio.Queue[RunJob]) -> None:
+        return None
+
+    # -- cancel -------------------------------------------------------------------------------
+    def _on_cancel_note(self, payload: str) -> None:
+        run_id, _, action = payload.partition(":")
+        job = self._jobs.get(run_id)
+        if job is not None:
+            self._cancel_local(job, action or "interrupt")
+
+    def _cancel_local(self, job: RunJob, action: str) -> None:
+        if job.done.is_set() or job.cancel_action is not None:
+            return
+        job.cancel_action = action
+        if job.task is not None:
+            job.task.cancel()
+
+    def _lost(self, job: RunJob) -> None:
+        """The lease is gone: stop the local run now, record nothing."""
+        if job.done.is_set():
+            return
+        logger.warning("run %s: lease lost, stopping the local execution", job.run_id)
+        job.cancel_action = "lease_lost"
+        job.abandoned = True
+        if job.task is not None:
+            job.task.cancel()
+
+    # -- claiming -----------------------------------------------------------------------------
+    async def _claim_loop(self) -> None:
+        while not self._closing:
+            if len(self._jobs) >= self.n_jobs:
+                self._wake.clear()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._wake.wait(), self.opts.poll)
+                continue
+            self._wake.clear()
+            try:
+                row = await self._claim()
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - Postgres away: try again later
+                logger.warning("claiming a run failed: %s", exc)
+                await asyncio.sleep(self.opts.poll)
+                continue
+            if row is None:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._wake.wait(), self.opts.poll)
+                continue
+            await self._start(row)
+
+    async def _claim(self) -> dict[str, Any] | None:
+        import psycopg
+
+        for _ in range(5):
+            try:
+                async with self.pool.connection() as conn, conn.transaction():
+                    got = await (await conn.execute(_CLAIM, (self.owner, self.opts.lease_ttl))).fetchone()
+            except psycopg.errors.UniqueViolation:
+                continue  # another worker started a run of that thread at the same moment
+            if got is None:
+                return None
+            run_id, thread_id, epoch, attempt, cancel_action = got
+            return {"run_id": run_id, "thread_id": thread_id, "epoch": int(epoch), "attempt": int(attempt),
+                    "cancel_action": cancel_action}
+        return None
+
+    async def _start(self, row: dict[str, Any]) -> None:
+        lease = Lease(row["run_id"], row["thread_id"], row["epoch"], row["attempt"], ttl=self.opts.lease_ttl)
+        assert self.starter is not None
+        try:
+            job = await self.starter(row, lease)
+        except Exception:  # noqa: BLE001 - the lease expires and the run is retried elsewhere
+            logger.exception("starting run %s failed", row["run_id"])
+            return
+        if job is None:
+            return
+        job.lease = lease  # type: ignore[attr-defined]
+        lease.on_lost = lambda: self._lost(job)
+        lease.on_cancel = lambda action: self._cancel_local(job, action)
+        self._jobs[job.run_id] = job
+        job.task = asyncio.get_running_loop().create_task(self._run(job, lease), name=f"run-{job.run_id}")
+
+    async def _run(self, job: RunJob, lease: Lease) -> None:
+        current_lease.set(lease)
+        beat = asyncio.get_running_loop().create_task(self._heartbeat(job, lease), name=f"beat-{job.run_id}")
+        try:
+            job.started = True
+            await self._execute(job)
+        except asyncio.CancelledError:
+            pass
+        finally:
+            beat.cancel()
+            with contextlib.suppress(BaseException):
+                await beat
+            job.done.set()
+            self._jobs.pop(job.run_id, None)
+            self._wake.set()
+
+    async def _heartbeat(self, job: RunJob, lease: Lease) -> None:
+        renewed = time.monotonic()
+        while True:
+            await asyncio.sleep(self.opts.heartbeat)
+            try:
+                async with self.pool.connection(timeout=self.opts.heartbeat) as conn:
+                    got = await (await conn.execute(
+                        _HEARTBEAT, (self.opts.lease_ttl, lease.run_id, lease.epoch))).fetchone()
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - retried until the lease would have expired
+                if time.monotonic() - renewed + self.opts.heartbeat >= self.opts.lease_ttl:
+                    logger.warning("run %s: heartbeat failed (%s) and the lease is about to expire",
+                                   lease.run_id, exc)
+                    lease.mark_lost()
+                    return
+                continue
+            if got is None:
+                lease.mark_lost()
+                return
+            renewed = time.monotonic()
+            if got[0]:
+                self._cancel_local(job, got[0])
+
+    # -- reaping ------------------------------------------------------------------------------
+    async def _reaper_loop(self) -> None:
+        while not self._closing:
+            await asyncio.sleep(self.opts.reaper)
+            try:
+                await self.reap()
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - next round
+                logger.warning("reaping expired leases failed: %s", exc)
+
+    async def reap(self) -> int:
+        """Put runs with an expired lease back in the queue; how many."""
+        async with self.pool.connection() as conn, conn.transaction():
+            rows = await (await conn.execute(_REAP)).fetchall()
+            if rows:
+                await conn.execute("SELECT pg_notify('sg_wake', '')")
+        for run_id, _, attempt in rows:
+            logger.warning("run %s: lease expired (attempt %d); back in the queue", run_id, attempt)
+        return len(rows)

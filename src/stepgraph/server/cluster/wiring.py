@@ -1,0 +1,67 @@
+"""``start_cluster``: the queue, event log, service and executor of a cluster process."""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+from stepgraph.server.cluster.admission import ClusterRunService
+from stepgraph.server.cluster.events import PgEvents, RedisEvents, SharedEventLog
+from stepgraph.server.cluster.fence import FencedPostgresSaver
+from stepgraph.server.cluster.notify import Listener
+from stepgraph.server.cluster.pgqueue import ClusterRunQueue
+from stepgraph.server.cluster.schema import setup_cluster_schema
+from stepgraph.server.cluster.worker import ClusterExecutor
+
+if TYPE_CHECKING:
+    from stepgraph.server.cluster.options import ClusterOptions
+    from stepgraph.server.context import ServerContext
+
+__all__ = ["ClusterParts", "start_cluster"]
+
+logger = logging.getLogger("stepgraph.server")
+
+
+class ClusterParts:
+    """What ``start_cluster`` started, to stop at shutdown."""
+
+    def __init__(self, listener: Listener, events: SharedEventLog, queue: ClusterRunQueue) -> None:
+        self.listener = listener
+        self.events = events
+        self.queue = queue
+
+    async def stop(self) -> None:
+        await self.queue.shutdown()
+        await self.events.drain()
+        await self.listener.stop()
+        await self.events.store.close()
+
+
+async def start_cluster(ctx: ServerContext, opts: ClusterOptions, *, n_jobs: int) -> ClusterParts:
+    """Wire ``ctx`` for the cluster (its backend must be Postgres) and start the loops."""
+    backend = ctx.backend
+    if backend.name != "postgres":
+        raise ValueError("a cluster needs PostgreSQL: pass --database-url postgresql://...")
+    pool: Any = backend.docs.pool  # type: ignore[attr-defined]
+    await setup_cluster_schema(pool)
+    saver = FencedPostgresSaver(pool)
+    await saver.setup()
+    backend.saver = saver
+    listener = Listener(pool.conninfo)
+    listener.start()
+    if opts.redis_url:
+        store: Any = RedisEvents(opts.redis_url, prefix=opts.prefix, retention=opts.stream_retention)
+    else:
+        store = PgEvents(pool, lambda run_id, timeout: listener.wait("sg_events", run_id, timeout))
+    events = SharedEventLog(store, max_bytes=ctx.limits.run_log_bytes)
+    ctx.events = events
+    executor = ClusterExecutor(ctx, pool)
+    queue = ClusterRunQueue(ctx, pool, listener, opts, executor, n_jobs=n_jobs)
+    queue.starter = executor.start
+    ctx.queue = queue
+    ctx.service = ClusterRunService(ctx, pool, listener, pg_events=not opts.redis_url)
+    queue.start()
+    logger.info("cluster role %s: lease %.1f s, heartbeat %.1f s, reaper %.1f s, events in %s, %s",
+                opts.role, opts.lease_ttl, opts.heartbeat, opts.reaper,
+                "Redis" if opts.redis_url else "Postgres", f"{n_jobs} job(s)" if opts.executes else "no jobs")
+    return ClusterParts(listener, events, queue)

@@ -1,0 +1,193 @@
+"""``ClusterExecutor``: a worker's execution of claimed runs, every outcome fenced by the lease.
+
+It reuses ``RunExecutor`` for the graph itself; what changes is around it:
+
+- **start** (``start``): the claimed run's record is read; a run already settled (a worker
+  died after recording its final status), cancelled while it waited for a new worker, or
+  whose last ``max_attempts`` executions all ended without committing a step is settled
+  here and not executed; a run taken
+  back from a lost worker resumes from its last committed checkpoint (its input is never
+  applied twice) or, when it committed nothing, runs from its input again.
+- **finish** (``_finish``): the final status is written in one transaction with the fence
+  (``check_fence``); a worker whose lease moved on records nothing and does not end the
+  event stream (the new holder continues it). The queue row becomes ``done`` only after
+  the thread's record is refreshed, so the next run of the thread starts after that.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import TYPE_CHECKING, Any
+
+from stepgraph.server.checkpoints import drop_run_checkpoints
+from stepgraph.server.cluster.docsql import delete_doc, set_status, update_run
+from stepgraph.server.cluster.fence import Lease, LeaseLost, check_fence
+from stepgraph.server.cluster.schema import bump_counter
+from stepgraph.server.runtime.executor import RunExecutor
+from stepgraph.server.runtime.queue import RunJob
+from stepgraph.server.runtime.recovery import _committed, lost_error
+from stepgraph.server.runtime.webhooks import deliver_webhook
+from stepgraph.server.serde import dumps, jsonable
+
+if TYPE_CHECKING:
+    from stepgraph.server.context import ServerContext
+    from stepgraph.server.runtime.protocol import ProtocolEmitter
+    from stepgraph.server.runtime.wire import WireEmitter
+
+__all__ = ["ClusterExecutor"]
+
+logger = logging.getLogger("stepgraph.server")
+
+_DONE = ("UPDATE sg_run_queue SET status = 'done', lease_owner = NULL WHERE run_id = %s AND lease_epoch = %s"
+         " AND status = 'running'")
+
+
+class ClusterExecutor(RunExecutor):
+    """Runs claimed jobs; see the module docstring."""
+
+    def __init__(self, ctx: ServerContext, pool: Any) -> None:
+        super().__init__(ctx)
+        self.pool = pool
+
+    # -- fenced writes ------------------------------------------------------------------------
+    async def fenced(self, lease: Lease, *, change: Any = None, delete: bool = False,
+                     result: bytes | None = None) -> bool:
+        """Change (or delete) the run's record if the lease still holds; whether it did."""
+        docs = self.ctx.backend.docs
+        try:
+            async with self.pool.connection() as conn, conn.transaction(), conn.cursor() as cur:
+                await check_fence(cur, lease)
+                if delete:
+                    await delete_doc(conn, "run", lease.run_id)
+                elif change is not None:
+                    await update_run(conn, docs, lease.run_id, change)
+                if result is not None:
+                    await conn.execute("UPDATE sg_run_queue SET result = %s WHERE run_id = %s",
+                                       (result.decode(), lease.run_id))
+        except LeaseLost:
+            logger.warning("run %s: the final status of stale lease epoch %d was refused",
+                           lease.run_id, lease.epoch)
+            await bump_counter(self.pool, "stale_final_refused")
+            return False
+        return True
+
+    async def mark_done(self, lease: Lease) -> None:
+        async with self.pool.connection() as conn, conn.transaction():
+            await conn.execute(_DONE, (lease.run_id, lease.epoch))
+            await conn.execute("SELECT pg_notify('sg_done', %s), pg_notify('sg_wake', '')", (lease.run_id,))
+
+    async def _pending_on(self, thread_id: str) -> bool:
+        async with self.pool.connection() as conn:
+            row = await (await conn.execute(
+                "SELECT 1 FROM sg_run_queue WHERE thread_id = %s AND status = 'pending' LIMIT 1",
+                (thread_id,))).fetchone()
+        return row is not None
+
+    # -- start --------------------------------------------------------------------------------
+    async def start(self, row: dict[str, Any], lease: Lease) -> RunJob | None:
+        """The job of a claimed row, or ``None`` when the run is settled without executing."""
+        ctx = self.ctx
+        run = await ctx.runs.find(lease.run_id)
+        if run is None or run.get("status") not in ("pending", "running"):
+            await self.mark_done(lease)  # deleted, or settled by a worker that died right after
+            return None
+        action = row.get("cancel_action")
+        if action:
+            await self._settle_cancelled(run, lease, action)
+            return None
+        limit = ctx.limits.max_attempts
+        stalls = await self._stalls(run, lease) if lease.attempt > 1 else 0
+        if stalls >= limit:
+            error = lost_error(f"the run was executing; {stalls} execution(s) in a row ended without committing "
+                               f"a step (max_attempts {limit}), giving up")
+            if await self.fenced(lease, change=set_status("error", error=error),
+                                 result=dumps({"__error__": error})):
+                await ctx.refresh_thread(lease.thread_id, status="error", error=error)
+                await self.mark_done(lease)
+            logger.warning("run %s failed: %s", lease.run_id, error["message"])
+            return None
+        kwargs = run["kwargs"]
+        if lease.attempt > 1:
+            run["_attempt"] = lease.attempt
+            run["_resume"] = bool(run.get("_resume")) or await _committed(ctx, run)
+            logger.warning("run %s taken over: %s as attempt %d", lease.run_id,
+                           "resumed from its last checkpoint" if run["_resume"] else "re-run from its input",
+                           lease.attempt)
+        metadata = (kwargs.get("config") or {}).get("metadata")
+        if isinstance(metadata, dict):
+            metadata["run_attempt"] = lease.attempt
+            metadata["lease_epoch"] = lease.epoch
+        log = ctx.events.open(lease.run_id, resumable=bool(kwargs.get("resumable")))
+        if lease.attempt > 1:
+            log.append("metadata", dumps({"run_id": lease.run_id, "attempt": lease.attempt}))
+        return RunJob(run=run, log=log, temporary=bool(kwargs.get("temporary")))
+
+    async def _stalls(self, run: dict[str, Any], lease: Lease) -> int:
+        """Executions in a row that ended without committing a step (counted at each claim):
+        a run that progresses is retried however often its workers die; one that never
+        gets a step through (a poison run killing its workers) fails after ``max_attempts``."""
+        config = {"configurable": {"thread_id": run["thread_id"], "checkpoint_ns": ""}}
+        latest = await self.ctx.backend.saver.aget_tuple(config)
+        tip = None
+        if latest is not None and (latest.metadata or {}).get("run_id") == run["run_id"]:
+            tip = latest.config["configurable"]["checkpoint_id"]
+        async with self.pool.connection() as conn:
+            row = await (await conn.execute(
+                "UPDATE sg_run_queue SET stalls = CASE WHEN %s::text IS NOT NULL AND %s::text IS DISTINCT FROM"
+                " progress THEN 0 ELSE stalls + 1 END, progress = %s WHERE run_id = %s AND lease_epoch = %s"
+                " RETURNING stalls", (tip, tip, tip, lease.run_id, lease.epoch))).fetchone()
+        return int(row[0]) if row else 0
+
+    async def _settle_cancelled(self, run: dict[str, Any], lease: Lease, action: str) -> None:
+        ctx = self.ctx
+        if action == "rollback":
+            if await self.fenced(lease, delete=True):
+                await drop_run_checkpoints(ctx.backend.saver, lease.thread_id, lease.run_id)
+        elif not await self.fenced(lease, change=set_status("interrupted")):
+            return
+        await ctx.refresh_thread(lease.thread_id)
+        await self.mark_done(lease)
+
+    # -- finish -------------------------------------------------------------------------------
+    async def _finish(self, job: RunJob, emitter: WireEmitter, status: str, error: Any, graph: Any,
+                      proto: ProtocolEmitter | None = None) -> None:
+        ctx = self.ctx
+        lease: Lease = job.lease  # type: ignore[attr-defined]
+        if lease.lost or job.cancel_action in ("lease_lost", "shutdown"):
+            ctx.events.abandon(job.run_id)  # type: ignore[attr-defined]
+            return
+        ok = False
+        try:
+            job.result = {"__error__": error} if error is not None else jsonable(emitter.last_values, stream=True)
+            if status == "interrupted" and job.cancel_action == "rollback":
+                ok = await self.fenced(lease, delete=True)
+                if ok:
+                    await drop_run_checkpoints(ctx.backend.saver, job.thread_id, job.run_id)
+                    await ctx.refresh_thread(job.thread_id)
+                    job.result = None
+            else:
+                extra = {"error": error} if error is not None else {}
+                ok = await self.fenced(lease, change=set_status(status, **extra), result=dumps(job.result))
+                if ok:
+                    queued = await self._pending_on(job.thread_id)
+                    await ctx.refresh_thread(job.thread_id, status="busy" if queued else "error" if error else None,
+                                             error=error, graph=graph)
+            if ok:
+                job.status = status
+                if job.temporary:
+                    await ctx.service.delete_thread_data(job.thread_id, keep_job=job)
+                await self.mark_done(lease)
+        except Exception:  # noqa: BLE001 - bookkeeping must not hide the run's outcome
+            logger.exception("finishing run %s failed", job.run_id)
+        finally:
+            if not ok:
+                ctx.events.abandon(job.run_id)  # type: ignore[attr-defined]
+            else:
+                if proto is not None:
+                    proto.finish(status, error)
+                ctx.events.close(job.run_id)
+        if ok and job.run["kwargs"].get("webhook"):
+            task = asyncio.get_running_loop().create_task(deliver_webhook(ctx, job.run["kwargs"]["webhook"], job))
+            self._background.add(task)
+            task.add_done_callback(self._background.discard)

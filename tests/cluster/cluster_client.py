@@ -1,0 +1,74 @@
+"""Small HTTP helpers of the cluster tests (httpx, sync)."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from typing import Any
+
+import httpx
+
+
+def new_thread(url: str) -> str:
+    tid = str(uuid.uuid4())
+    r = httpx.post(f"{url}/threads", json={"thread_id": tid}, timeout=30)
+    r.raise_for_status()
+    return tid
+
+
+def create(url: str, tid: str, inp: dict[str, Any], **extra: Any) -> httpx.Response:
+    return httpx.post(f"{url}/threads/{tid}/runs", json={"assistant_id": "g", "input": inp, **extra}, timeout=60)
+
+
+def run_status(url: str, tid: str, rid: str) -> str:
+    r = httpx.get(f"{url}/threads/{tid}/runs/{rid}", timeout=30)
+    r.raise_for_status()
+    return r.json()["status"]
+
+
+def wait_status(url: str, tid: str, rid: str, timeout: float = 120,
+                done: tuple[str, ...] = ("success", "error", "interrupted", "timeout")) -> str:
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            status = run_status(url, tid, rid)
+        except httpx.HTTPError:
+            status = "?"
+        if status in done:
+            return status
+        assert time.monotonic() < deadline, f"run {rid} still {status}"
+        time.sleep(0.2)
+
+
+def state(url: str, tid: str) -> dict[str, Any]:
+    r = httpx.get(f"{url}/threads/{tid}/state", timeout=30)
+    r.raise_for_status()
+    return r.json()
+
+
+def history(url: str, tid: str) -> list[dict[str, Any]]:
+    r = httpx.post(f"{url}/threads/{tid}/history", json={"limit": 1000}, timeout=30)
+    r.raise_for_status()
+    return r.json()
+
+
+def sse(url: str, path: str, *, method: str = "GET", body: Any = None, headers: dict[str, str] | None = None,
+        stop_after: int | None = None) -> list[tuple[str, str, str | None]]:
+    """``(event, data, id)`` of an SSE response (stop after ``stop_after`` events)."""
+    out: list[tuple[str, str, str | None]] = []
+    with httpx.stream(method, f"{url}{path}", json=body, headers=headers or {}, timeout=120) as r:
+        r.raise_for_status()
+        event = data = eid = None
+        for line in r.iter_lines():
+            if line.startswith("event: "):
+                event = line[7:]
+            elif line.startswith("data: "):
+                data = line[6:]
+            elif line.startswith("id: "):
+                eid = line[4:]
+            elif line == "" and event is not None:
+                out.append((event, data or "", eid))
+                event = data = eid = None
+                if stop_after is not None and len(out) >= stop_after:
+                    break
+    return out

@@ -1,0 +1,201 @@
+"""Long chaos scenarios of the cluster (``-m cluster``; sizes from the environment).
+
+``STEPGRAPH_CHAOS_RUNS`` (default 200) runs of a ``STEPGRAPH_CHAOS_STEPS``-step graph (30; each step and branch sleeps
+``STEPGRAPH_CHAOS_SLEEP`` s, 0.05)
+with a 3-way ``Send`` fan-out per step on half as many threads, while a random worker is
+SIGKILLed every ``STEPGRAPH_CHAOS_KILL_S`` seconds (3) and restarted; ``STEPGRAPH_CHAOS_TRIALS``
+(20) zombie and storm trials. Each test prints its figures (runs, kills, lost, stuck, stale
+writes refused) on one ``CHAOS`` line.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import httpx
+import pytest
+from cluster_client import create, new_thread, state, wait_status
+from cluster_harness import Cluster, checkpoint_forks
+from test_cluster_smoke import _epoch_counts, _holder_pid
+
+pytestmark = [pytest.mark.cluster, pytest.mark.slow, pytest.mark.timeout(900)]
+
+RUNS = int(os.environ.get("STEPGRAPH_CHAOS_RUNS", "200"))
+STEPS = int(os.environ.get("STEPGRAPH_CHAOS_STEPS", "30"))
+KILL_S = float(os.environ.get("STEPGRAPH_CHAOS_KILL_S", "3"))
+TRIALS = int(os.environ.get("STEPGRAPH_CHAOS_TRIALS", "20"))
+SLEEP = float(os.environ.get("STEPGRAPH_CHAOS_SLEEP", "0.05"))
+
+
+def _expected_hits(steps: int, fan: int) -> list[str]:
+    return sorted(f"{n}.{i}" for n in range(1, steps) for i in range(fan))
+
+
+def test_worker_sigkill_storm(cluster: Cluster) -> None:
+    apis = [cluster.add("api"), cluster.add("api")]
+    workers = [cluster.add("worker") for _ in range(3)]
+    threads = [new_thread(apis[0].url) for _ in range(max(1, RUNS // 2))]
+    runs = []
+    for i in range(RUNS):
+        tid = threads[i % len(threads)]
+        r = create(apis[i % 2].url, tid, {"n": 0, "steps": STEPS, "fan": 3, "sleep": SLEEP},
+                   multitask_strategy="enqueue")
+        assert r.status_code == 200, r.text
+        runs.append((tid, r.json()["run_id"]))
+    kills = 0
+    pending = cluster.sql("SELECT COUNT(*) FROM sg_run_queue WHERE status <> 'done'")[0][0]
+    while pending:
+        time.sleep(KILL_S)
+        victim = random.choice([w for w in workers if w.alive()])
+        cluster.kill(victim)
+        kills += 1
+        workers.remove(victim)
+        workers.append(cluster.add("worker"))
+        pending = cluster.sql("SELECT COUNT(*) FROM sg_run_queue WHERE status <> 'done'")[0][0]
+        if kills >= 40:
+            break
+    last_kill = time.monotonic()
+    lost = stuck = 0
+    for tid, rid in runs:
+        try:
+            status = wait_status(apis[0].url, tid, rid, timeout=max(1.0, 30 - (time.monotonic() - last_kill)) + 60)
+        except AssertionError:
+            stuck += 1
+            continue
+        if status != "success":
+            lost += 1
+            doc = httpx.get(f"{apis[0].url}/threads/{tid}/runs/{rid}", timeout=30).json()
+            print("LOST", rid, status, doc.get("error"), cluster.sql(
+                "SELECT attempt, lease_epoch FROM sg_run_queue WHERE run_id = %s", (rid,)))
+    per_thread = {}
+    for tid in threads:
+        values = state(apis[1].url, tid)["values"]
+        per_thread[tid] = (values["n"], sorted(values.get("hits") or []))
+    runs_per_thread = RUNS // len(threads)
+    wrong = [t for t, (n, hits) in per_thread.items()
+             if n != STEPS or hits != sorted(_expected_hits(STEPS, 3) * runs_per_thread)]
+    forks = checkpoint_forks(cluster)
+    counters = cluster.counters()
+    print(f"\nCHAOS sigkill: runs={RUNS} kills={kills} lost={lost} stuck={stuck} wrong_state={len(wrong)} "
+          f"forks={len(forks)} counters={counters}")
+    assert (lost, stuck, wrong, forks) == (0, 0, [], [])
+
+
+def test_zombie_trials(cluster: Cluster) -> None:
+    api = cluster.add("api")
+    cluster.add("worker")
+    cluster.add("worker")
+    accepted = 0
+    overwritten = 0
+    for _ in range(TRIALS):
+        tid = new_thread(api.url)
+        rid = create(api.url, tid, {"n": 0, "steps": 10, "sleep": 0.2}).json()["run_id"]
+        pid, epoch = _holder_pid(cluster, rid)
+        time.sleep(random.uniform(0.2, 1.0))
+        os.kill(pid, signal.SIGSTOP)
+        try:
+            deadline = time.monotonic() + 30
+            while cluster.sql("SELECT lease_epoch FROM sg_run_queue WHERE run_id = %s", (rid,))[0][0] == epoch:
+                assert time.monotonic() < deadline
+                time.sleep(0.1)
+            time.sleep(2.5)
+            before = _epoch_counts(api.url, tid).get(epoch, 0)
+        finally:
+            os.kill(pid, signal.SIGCONT)
+        wait_status(api.url, tid, rid)
+        time.sleep(1.5)
+        accepted += _epoch_counts(api.url, tid).get(epoch, 0) - before
+        final = state(api.url, tid)
+        if wait_status(api.url, tid, rid) != "success" or final["values"].get("n") != 10:
+            overwritten += 1
+            print("ZOMBIE MISMATCH", tid, rid, final)
+    counters = cluster.counters()
+    print(f"\nCHAOS zombie: trials={TRIALS} stale_accepted={accepted} overwritten={overwritten} counters={counters}")
+    assert (accepted, overwritten) == (0, 0)
+    assert checkpoint_forks(cluster) == []
+
+
+def test_multitask_storms(cluster: Cluster) -> None:
+    apis = [cluster.add("api"), cluster.add("api")]
+    cluster.add("worker")
+    cluster.add("worker")
+    n = 50
+
+    def storm(strategy: str, tid: str) -> list[httpx.Response]:
+        barrier = threading.Barrier(n)
+
+        def one(i: int) -> httpx.Response:
+            barrier.wait()
+            steps = 20 if strategy == "reject" else 3  # a rejecting run outlasts the storm
+            return create(apis[i % 2].url, tid, {"n": 0, "steps": steps, "sleep": 0.2 if steps == 20 else 0.05},
+                          multitask_strategy=strategy)
+
+        with ThreadPoolExecutor(n) as pool:
+            return list(pool.map(one, range(n)))
+
+    bad_reject = 0
+    for _ in range(TRIALS):
+        tid = new_thread(apis[0].url)
+        codes = sorted(r.status_code for r in storm("reject", tid))
+        bad_reject += codes != [200] + [409] * (n - 1)
+    tid = new_thread(apis[0].url)
+    answers = storm("enqueue", tid)
+    assert all(r.status_code == 200 for r in answers)
+    ids = [r.json()["run_id"] for r in answers]
+    for rid in ids:
+        assert wait_status(apis[0].url, tid, rid) == "success"
+    rows = cluster.sql("SELECT run_id, seq FROM sg_run_queue WHERE thread_id = %s ORDER BY seq", (tid,))
+    runs = httpx.get(f"{apis[0].url}/threads/{tid}/runs?limit=100", timeout=30).json()
+    spans = {r["run_id"]: (r["created_at"], r["updated_at"]) for r in runs}
+    order = [rid for rid, _ in rows]
+    overlaps = sum(1 for a, b in zip(order, order[1:], strict=False) if spans[b][1] < spans[a][1])
+    tid = new_thread(apis[0].url)
+    storm("interrupt", tid)
+    running_max = 0
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        running = cluster.sql("SELECT COUNT(*) FROM sg_run_queue WHERE thread_id = %s AND status = 'running'",
+                              (tid,))[0][0]
+        running_max = max(running_max, running)
+        if not cluster.sql("SELECT 1 FROM sg_run_queue WHERE thread_id = %s AND status <> 'done'", (tid,)):
+            break
+        time.sleep(0.05)
+    print(f"\nCHAOS storm: trials={TRIALS} reject_bad={bad_reject} enqueue_out_of_order={overlaps} "
+          f"interrupt_max_running={running_max}")
+    assert (bad_reject, overlaps, running_max <= 1) == (0, 0, True)
+
+
+def test_redis_restart_mid_load(tmp_path) -> None:  # noqa: ANN001
+    from cluster_harness import PrivateRedis, unreachable
+
+    reason = unreachable(redis=True)
+    if reason:
+        pytest.skip(reason)
+    redis = PrivateRedis(tmp_path)
+    redis.start()
+    cluster = Cluster(tmp_path, redis_url=redis.url)
+    try:
+        api = cluster.add("api")
+        cluster.add("worker")
+        cluster.add("worker")
+        runs = []
+        for _ in range(20):
+            tid = new_thread(api.url)
+            runs.append((tid, create(api.url, tid, {"n": 0, "steps": 20, "sleep": 0.1}).json()["run_id"]))
+        time.sleep(1.0)
+        redis.kill()
+        time.sleep(2.0)
+        during = [create(api.url, new_thread(api.url), {"n": 0, "steps": 2}).status_code for _ in range(3)]
+        redis.start()
+        lost = sum(wait_status(api.url, tid, rid) != "success" for tid, rid in runs)
+        after = [create(api.url, new_thread(api.url), {"n": 0, "steps": 2}).status_code for _ in range(5)]
+        print(f"\nCHAOS redis-restart: runs={len(runs)} lost={lost} creates_while_down={during} after={after}")
+        assert lost == 0 and set(after) == {200} and set(during) == {200}
+    finally:
+        cluster.close()
+        redis.kill()
