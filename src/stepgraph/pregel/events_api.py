@@ -49,8 +49,6 @@ class EventsAPI:
         events = _Events(self, input, config, version, kwargs)
         parts = self.astream(input, config, stream_mode=INTERNAL_MODES, subgraphs=True,
                              _raw_parts=True, **kwargs)
-        import asyncio  # not at import time: `import stepgraph` stays lean
-
         # As in LangGraph the run goes on while the consumer holds an event; a consumer
         # that stops (or is cancelled) cancels it, and waits for its last save.
         import asyncio  # here, not at the top: ``import stepgraph`` stays free of asyncio

@@ -57,10 +57,11 @@ class ClusterRunService(RunService):
 
     # -- admission ----------------------------------------------------------------------------
     async def _admit(self, req: RunRequest, assistant: dict[str, Any], thread_id: str, temporary: bool,
-                     run_id: str, auth: RequestAuth | None, protocol: str | None) -> RunJob:
+                     run_id: str, auth: RequestAuth | None, protocol: str | None,
+                     headers: dict[str, str] | None = None) -> RunJob:
         from stepgraph.server.cluster.docsql import put_doc
 
-        run = self._run_doc(req, assistant, thread_id, temporary, run_id=run_id, auth=auth)
+        run = self._run_doc(req, assistant, thread_id, temporary, run_id=run_id, auth=auth, headers=headers)
         if protocol is not None:
             run["kwargs"]["protocol"] = protocol
         meta_event = dumps({"run_id": run_id, "attempt": 1})

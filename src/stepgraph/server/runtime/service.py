@@ -83,12 +83,13 @@ class RunService:
             if req.if_not_exists != "create":
                 raise ApiError(404, "Thread or assistant not found.")
             await ctx.threads.ensure(thread_id, new_meta)
-        job = await self._admit(req, assistant, thread_id, temporary, run_id, auth, protocol)
+        job = await self._admit(req, assistant, thread_id, temporary, run_id, auth, protocol, headers)
         await ctx.threads.update(thread_id, merge_metadata=tags)
         return job
 
     async def _admit(self, req: RunRequest, assistant: dict[str, Any], thread_id: str, temporary: bool,
-                     run_id: str, auth: RequestAuth | None, protocol: str | None) -> RunJob:
+                     run_id: str, auth: RequestAuth | None, protocol: str | None,
+                     headers: dict[str, str] | None = None) -> RunJob:
         """Apply the multitask strategy, store and queue the run (a cluster overrides this)."""
         ctx = self.ctx
         # Admission is atomic per thread and waits for nothing else: an interrupted run stops
