@@ -220,3 +220,22 @@ async def test_postgres_stores_on_pools(pg_dsn: str) -> None:
         assert (await store.aget(("p",), "k")).value == {"v": 1}
         await asyncio.gather(*(store.aput(("p",), str(i), {}) for i in range(5)))
         assert await store.alist_namespaces() == [("p",)]
+
+
+@pytest.mark.parametrize("kw", [{"pipeline": True}, {"pool_config": {"min_size": 1, "max_size": 2}}])
+def test_postgres_from_conn_string_takes_langgraphs_options(pg_dsn: str, kw: dict) -> None:
+    """``pipeline=`` and ``pool_config=`` of LangGraph's ``from_conn_string`` (sync and async)."""
+    import asyncio
+
+    from stepgraph.store.postgres import AsyncPostgresStore, PostgresStore
+
+    with PostgresStore.from_conn_string(pg_dsn, **kw) as store:
+        store.put(("opts",), "k", {"a": 1})
+        assert store.get(("opts",), "k").value == {"a": 1}
+
+    async def run() -> None:
+        async with AsyncPostgresStore.from_conn_string(pg_dsn, **kw) as store:
+            await store.aput(("opts",), "k2", {"b": 2})
+            assert (await store.aget(("opts",), "k2")).value == {"b": 2}
+
+    asyncio.run(run())

@@ -42,10 +42,22 @@ class PostgresStore(PgTransactor, SqlStore):
     @classmethod
     @contextmanager
     def from_conn_string(
-        cls, conn_string: str, *, index: IndexConfig | None = None, ttl: TTLConfig | None = None
+        cls, conn_string: str, *, pipeline: bool = False, pool_config: dict[str, Any] | None = None,
+        index: IndexConfig | None = None, ttl: TTLConfig | None = None,
     ) -> Iterator[Self]:
-        """A store on a new autocommit connection to ``conn_string``, closed on exit."""
+        """A store on a new autocommit connection to ``conn_string`` (or, with ``pool_config``
+        as LangGraph's ``PoolConfig``: ``min_size``, ``max_size``, ``kwargs``, a
+        ``ConnectionPool``), closed on exit. ``pipeline`` is accepted for LangGraph's
+        signature: every batch is already sent as one transaction, so it changes nothing."""
         psycopg = require_psycopg()
+        if pool_config is not None:
+            from psycopg_pool import ConnectionPool
+
+            kwargs = {"autocommit": True, "prepare_threshold": 0, **(pool_config.get("kwargs") or {})}
+            with ConnectionPool(conn_string, min_size=pool_config.get("min_size", 1),
+                                max_size=pool_config.get("max_size"), kwargs=kwargs, open=True) as pool:
+                yield cls(pool, index=index, ttl=ttl)
+            return
         with psycopg.Connection.connect(conn_string, autocommit=True, prepare_threshold=0) as conn:
             yield cls(conn, index=index, ttl=ttl)
 

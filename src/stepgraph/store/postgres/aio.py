@@ -41,10 +41,22 @@ class AsyncPostgresStore(AsyncPgTransactor, SqlStore):
     @classmethod
     @asynccontextmanager
     async def from_conn_string(
-        cls, conn_string: str, *, index: IndexConfig | None = None, ttl: TTLConfig | None = None
+        cls, conn_string: str, *, pipeline: bool = False, pool_config: dict[str, Any] | None = None,
+        index: IndexConfig | None = None, ttl: TTLConfig | None = None,
     ) -> AsyncIterator[Self]:
-        """A store on a new autocommit connection to ``conn_string``, closed on exit."""
+        """A store on a new autocommit connection to ``conn_string`` (or an
+        ``AsyncConnectionPool`` with ``pool_config``), closed on exit; ``pipeline`` as in
+        ``PostgresStore.from_conn_string``."""
         psycopg = require_psycopg()
+        if pool_config is not None:
+            from psycopg_pool import AsyncConnectionPool
+
+            kwargs = {"autocommit": True, "prepare_threshold": 0, **(pool_config.get("kwargs") or {})}
+            async with AsyncConnectionPool(conn_string, min_size=pool_config.get("min_size", 1),
+                                           max_size=pool_config.get("max_size"), kwargs=kwargs,
+                                           open=False) as pool:
+                yield cls(pool, index=index, ttl=ttl)
+            return
         async with await psycopg.AsyncConnection.connect(
             conn_string, autocommit=True, prepare_threshold=0
         ) as conn:
