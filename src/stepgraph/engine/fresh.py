@@ -29,9 +29,11 @@ def read_with_writes(
             if chan in channels:
                 grouped.setdefault(chan, []).append(value)
     if as_step_end:
-        for key in (keys,) if isinstance(keys, str) else keys:
-            if key in channels and key not in grouped and _clears_on_empty(channels[key]):
-                grouped[key] = []
+        clearable = _clearable(loop)
+        if clearable:
+            for key in (keys,) if isinstance(keys, str) else keys:
+                if key in clearable and key not in grouped and channels[key].is_available():
+                    grouped[key] = []
     if not grouped:
         return loop.read(keys)
     local = dict(channels)
@@ -50,15 +52,22 @@ def read_with_writes(
     return out
 
 
-def _clears_on_empty(channel: Any) -> bool:
-    """Whether an empty end-of-step update changes ``channel`` (ephemeral values, topics
-    that do not accumulate); plain values and reducers never change."""
+def _clearable(loop: RunLoop) -> frozenset[str]:
+    """The channels an empty end-of-step update may change (ephemeral values, topics that do
+    not accumulate; plain values and reducers never change), computed once per graph and
+    channel set: routers read through this on every step."""
     from stepgraph.channels.binop import BinaryOperatorAggregate
     from stepgraph.channels.last_value import LastValue
 
-    if type(channel) in (LastValue, BinaryOperatorAggregate) or not channel.is_available():
-        return False
-    return True
+    channels = loop.channels
+    graph = loop.graph
+    cached = graph.__dict__.get("_sg_clearable")
+    if cached is not None and cached[0] == len(channels):
+        return cached[1]
+    plain = (LastValue, BinaryOperatorAggregate)
+    keys = frozenset(k for k, ch in channels.items() if type(ch) not in plain)
+    graph.__dict__["_sg_clearable"] = (len(channels), keys)
+    return keys
 
 
 def fresh_state(task: Task, keys: Sequence[str]) -> dict[str, Any]:
