@@ -83,19 +83,19 @@ def serving(tmp: Path, config: Path, *flags: str) -> Iterator[tuple[str, Path]]:
 
 
 def test_refused_keys_stop_the_process(tmp_path: Path) -> None:
-    config = _config(tmp_path, {"env": "missing.env", "store": {"index": {"dims": 2, "embed": "x"}},
+    config = _config(tmp_path, {"env": "missing.env", "store": {"index": {"dims": 2, "embed": "./nope.py:embed"}},
                                 "htpp": {}, "ui": {"a": "./a.tsx"}})
     done = subprocess.run([*_cmd(), "serve", "--config", str(config), "--port", str(_free_port())],
                           capture_output=True, text=True, timeout=60, cwd=tmp_path)
     assert done.returncode == 1, done.stdout + done.stderr
     # the schema pass reports the unknown key first
     assert "`htpp`" in done.stderr and "SG521" in done.stderr and "did you mean `http`" in done.stderr
-    config = _config(tmp_path, {"env": "missing.env", "store": {"index": {"dims": 2, "embed": "x"}},
+    config = _config(tmp_path, {"env": "missing.env", "store": {"index": {"dims": 2, "embed": "./nope.py:embed"}},
                                 "ui": {"a": "./a.tsx"}})
     done = subprocess.run([*_cmd(), "dev", "--config", str(config), "--port", str(_free_port())],
                           capture_output=True, text=True, timeout=60, cwd=tmp_path)
     assert done.returncode == 1
-    for key in ("`env`", "missing.env", "`store.index.embed`", "`ui`", "SG523", "SG524"):
+    for key in ("`env`", "missing.env", "`store.index.embed`", "nope.py", "`ui`", "SG523", "SG524"):
         assert key in done.stderr, done.stderr
 
 

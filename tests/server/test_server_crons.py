@@ -30,7 +30,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
 
 def _on_server(srv: RunningServer, coro: Any) -> Any:
     """Run ``coro`` on the server's event loop (white-box: the scheduler, the storage)."""
-    loop = srv.ctx.cron_scheduler._task.get_loop()
+    loop = srv.ctx.cron_scheduler._background._task.get_loop()
     return asyncio.run_coroutine_threadsafe(coro, loop).result(20)
 
 

@@ -11,8 +11,8 @@ from typing import Any
 
 import httpx
 import pytest
-from conftest import RunningServer, start_server
 from langgraph_sdk import get_sync_client
+from server_harness import RunningServer, start_server
 
 from stepgraph.server.runtime.ttl import ThreadTtlPolicy, expired, ttl_record
 from stepgraph.server.schemas.threads import ThreadTtl

@@ -69,6 +69,11 @@ class Embedder:
             )
         self._fn: Callable[..., Any] = embed
 
+    @property
+    def model(self) -> Any:
+        """The loaded function or ``Embeddings`` (a model string already initialised)."""
+        return self._obj if self._obj is not None else self._fn
+
     def documents(self, texts: Sequence[str]) -> list[Vector]:
         """Embed ``texts`` (blocking)."""
         out = self._obj.embed_documents(list(texts)) if self._obj else self._fn(list(texts))
@@ -108,10 +113,11 @@ def _init_embeddings(spec: str) -> Any:
         ) from exc
     try:
         return init_embeddings(spec)
-    except (ImportError, ValueError) as exc:  # an unknown provider, or its package missing
+    except Exception as exc:  # a missing provider package, an unknown provider, no API key
         raise _embed_error(
-            f"index['embed']={spec!r}: LangChain's init_embeddings cannot load it ({exc})",
-            "install the provider's integration package (e.g. langchain-openai), or pass an "
+            f"index['embed']={spec!r} could not be loaded by LangChain's init_embeddings: "
+            f"{type(exc).__name__}: {exc}",
+            "install the provider's package (e.g. langchain-openai) and its credentials, or pass an "
             "embedding function or Embeddings object",
         ) from exc
 

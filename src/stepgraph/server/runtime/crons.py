@@ -21,6 +21,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from stepgraph.server.errors import ApiError
+from stepgraph.server.runtime.background import BackgroundTask
 
 if TYPE_CHECKING:
     from stepgraph.server.context import ServerContext
@@ -56,7 +57,7 @@ class CronScheduler:
         if poll_seconds is None:
             poll_seconds = float(os.environ.get("STEPGRAPH_CRON_POLL_SECONDS") or DEFAULT_POLL_SECONDS)
         self.poll_seconds = max(poll_seconds, 0.05)
-        self._task: asyncio.Task[None] | None = None
+        self._background = BackgroundTask("stepgraph-cron-scheduler", self._loop)
         self._wake = asyncio.Event()
         self.fired = 0
 
@@ -121,13 +122,8 @@ class CronScheduler:
 
     def start(self) -> None:
         """Run the scheduler in the background."""
-        if self._task is None:
-            self._task = asyncio.get_running_loop().create_task(self._loop(), name="stepgraph-cron-scheduler")
+        self._background.start()
 
     async def stop(self) -> None:
         """Stop the background scheduler."""
-        task, self._task = self._task, None
-        if task is not None:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await self._background.stop()

@@ -14,11 +14,12 @@ until it is updated).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, Literal
+
+from stepgraph.server.runtime.background import BackgroundTask
 
 if TYPE_CHECKING:
     from stepgraph.server.context import ServerContext
@@ -97,7 +98,7 @@ class TtlSweeper:
     def __init__(self, ctx: ServerContext, policy: ThreadTtlPolicy) -> None:
         self.ctx = ctx
         self.policy = policy
-        self._task: asyncio.Task[None] | None = None
+        self._background = BackgroundTask("stepgraph-ttl-sweeper", self._loop)
 
     async def sweep(self, now: datetime | None = None) -> dict[str, int]:
         """One pass: ``{"deleted": n, "pruned": m}``."""
@@ -136,13 +137,8 @@ class TtlSweeper:
 
     def start(self) -> None:
         """Run the sweeper in the background."""
-        if self._task is None:
-            self._task = asyncio.get_running_loop().create_task(self._loop(), name="stepgraph-ttl-sweeper")
+        self._background.start()
 
     async def stop(self) -> None:
         """Stop the background sweeper."""
-        task, self._task = self._task, None
-        if task is not None:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await self._background.stop()
