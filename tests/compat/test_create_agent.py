@@ -219,3 +219,25 @@ def test_tools_reach_the_store() -> None:
     tool_results = [m.content for m in out["messages"] if isinstance(m, ToolMessage)]
     assert tool_results == ["stored", "the sky is blue"]
     assert store.get(("facts",), "last").value == {"fact": "the sky is blue"}
+
+
+def test_v3_event_streaming_of_an_agent() -> None:
+    """``stream_events(version="v3")`` on a ``create_agent`` graph: values, messages, output."""
+    agent = create_agent(_weather_model(), [get_weather])
+    run = agent.stream_events({"messages": [HumanMessage("weather in Paris?")]}, version="v3")
+    values = list(run.values)
+    assert values and _kinds(values[-1]["messages"]) == ["HumanMessage", "AIMessage", "ToolMessage",
+                                                          "AIMessage"]
+    assert run.output["messages"][-1].content == "It is sunny in Paris."
+    assert CALLS == ["Paris"]
+
+
+async def test_v3_event_streaming_of_an_agent_async() -> None:
+    agent = create_agent(_weather_model(), [get_weather])
+    run = await agent.astream_events({"messages": [HumanMessage("weather in Paris?")]}, version="v3")
+    texts = []
+    async for message in run.messages:
+        texts.append("".join([token async for token in message.text]))
+    assert "It is sunny in Paris." in texts
+    out = await run.output()
+    assert out["messages"][-1].content == "It is sunny in Paris."
