@@ -239,3 +239,12 @@ def test_postgres_from_conn_string_takes_langgraphs_options(pg_dsn: str, kw: dic
             assert (await store.aget(("opts",), "k2")).value == {"b": 2}
 
     asyncio.run(run())
+
+
+def test_postgres_pipeline_with_a_pool_is_refused(pg_dsn: str) -> None:
+    from stepgraph.store.postgres import PostgresStore
+
+    with pytest.raises(ValueError, match="single connection"), PostgresStore.from_conn_string(
+        pg_dsn, pipeline=True, pool_config={"max_size": 2}
+    ):
+        pass

@@ -47,9 +47,13 @@ class PostgresStore(PgTransactor, SqlStore):
     ) -> Iterator[Self]:
         """A store on a new autocommit connection to ``conn_string`` (or, with ``pool_config``
         as LangGraph's ``PoolConfig``: ``min_size``, ``max_size``, ``kwargs``, a
-        ``ConnectionPool``), closed on exit. ``pipeline`` is accepted for LangGraph's
-        signature: every batch is already sent as one transaction, so it changes nothing."""
+        ``ConnectionPool``), closed on exit. ``pipeline=True`` runs the connection in
+        psycopg's pipeline mode (statements are sent without waiting for each answer); it
+        needs a single connection, so it is refused together with ``pool_config``."""
         psycopg = require_psycopg()
+        if pipeline and pool_config is not None:
+            raise ValueError("PostgresStore.from_conn_string: pipeline=True needs a single connection; "
+                             "pass either pipeline or pool_config")
         if pool_config is not None:
             from psycopg_pool import ConnectionPool
 
@@ -59,7 +63,11 @@ class PostgresStore(PgTransactor, SqlStore):
                 yield cls(pool, index=index, ttl=ttl)
             return
         with psycopg.Connection.connect(conn_string, autocommit=True, prepare_threshold=0) as conn:
-            yield cls(conn, index=index, ttl=ttl)
+            if pipeline:
+                with conn.pipeline():
+                    yield cls(conn, index=index, ttl=ttl)
+            else:
+                yield cls(conn, index=index, ttl=ttl)
 
     def setup(self) -> None:
         """Create or migrate the tables (idempotent; also runs on first use)."""

@@ -48,6 +48,9 @@ class AsyncPostgresStore(AsyncPgTransactor, SqlStore):
         ``AsyncConnectionPool`` with ``pool_config``), closed on exit; ``pipeline`` as in
         ``PostgresStore.from_conn_string``."""
         psycopg = require_psycopg()
+        if pipeline and pool_config is not None:
+            raise ValueError("AsyncPostgresStore.from_conn_string: pipeline=True needs a single "
+                             "connection; pass either pipeline or pool_config")
         if pool_config is not None:
             from psycopg_pool import AsyncConnectionPool
 
@@ -60,7 +63,11 @@ class AsyncPostgresStore(AsyncPgTransactor, SqlStore):
         async with await psycopg.AsyncConnection.connect(
             conn_string, autocommit=True, prepare_threshold=0
         ) as conn:
-            yield cls(conn, index=index, ttl=ttl)
+            if pipeline:
+                async with conn.pipeline():
+                    yield cls(conn, index=index, ttl=ttl)
+            else:
+                yield cls(conn, index=index, ttl=ttl)
 
     async def setup(self) -> None:  # type: ignore[override]
         """Create or migrate the tables (idempotent; also runs on first use)."""
