@@ -212,16 +212,7 @@ def task_callbacks(loop: RunLoop, callbacks: Any) -> Any:
 
     handler = _run_messages(loop).handler()
     kind = handler_class()  # the v3 handler is a subclass: either kind is replaced
-    if callbacks is None:
-        return [handler]
-    if isinstance(callbacks, list):
-        return [*(h for h in callbacks if not isinstance(h, kind)), handler]
-    manager = callbacks.copy()
-    for h in [*manager.handlers, *manager.inheritable_handlers]:
-        if isinstance(h, kind):
-            manager.remove_handler(h)
-    manager.add_handler(handler, inherit=True)
-    return manager
+    return swap_handler(callbacks, handler, kind)
 
 
 def in_scope(task: Task) -> bool:
@@ -401,3 +392,18 @@ def _push(task: Task, message: Any, metadata: dict[str, Any] | None) -> None:
     if metadata:
         meta.update(metadata)
     state.emit(message, meta)
+
+
+def swap_handler(callbacks: Any, handler: Any, kind: type) -> Any:
+    """``callbacks`` (``None``, a list or a langchain-core callback manager) with every handler
+    of type ``kind`` (inherited from a parent graph) replaced by ``handler``."""
+    if callbacks is None:
+        return [handler]
+    if isinstance(callbacks, list):
+        return [*(h for h in callbacks if not isinstance(h, kind)), handler]
+    manager = callbacks.copy()
+    for h in [*manager.handlers, *manager.inheritable_handlers]:
+        if isinstance(h, kind):
+            manager.remove_handler(h)
+    manager.add_handler(handler, inherit=True)
+    return manager

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from stepgraph.engine.context import current_task
 from stepgraph.messages._merge import langchain_available
+from stepgraph.stream.messages import swap_handler
 
 if TYPE_CHECKING:
     from stepgraph.engine.loop import RunLoop
@@ -63,16 +64,7 @@ def task_callbacks(loop: RunLoop, callbacks: Any) -> Any:
         return callbacks
     handler = _handler(loop)
     kind = type(handler)
-    if callbacks is None:
-        return [handler]
-    if isinstance(callbacks, list):
-        return [*(h for h in callbacks if not isinstance(h, kind)), handler]
-    manager = callbacks.copy()
-    for h in [*manager.handlers, *manager.inheritable_handlers]:
-        if isinstance(h, kind):
-            manager.remove_handler(h)
-    manager.add_handler(handler, inherit=True)
-    return manager
+    return swap_handler(callbacks, handler, kind)
 
 
 _CLASS: list[type] = []

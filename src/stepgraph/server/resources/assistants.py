@@ -10,11 +10,10 @@ by the assistant id in the ``thread_id`` column, their metadata searchable), and
 from __future__ import annotations
 
 import uuid
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from stepgraph.server.errors import ApiError
-from stepgraph.server.resources.common import sort_spec
+from stepgraph.server.resources.common import search_page
 from stepgraph.server.schemas.fields import as_dict
 from stepgraph.server.storage.filters import AccessFilter, DocQuery
 from stepgraph.server.util import is_uuid, now_iso, system_assistant_id
@@ -148,13 +147,7 @@ class Assistants:
     async def search(self, req: AssistantSearch, access: AccessFilter | None = None,
                      ) -> tuple[list[dict[str, Any]], int, int, int]:
         """``POST /assistants/search``: ``(page, total, offset, limit)``."""
-        limit = req.limit if req.limit is not None else 10
-        offset = req.offset or 0
-        query = self._query(req, access)
-        sort_by, descending = sort_spec(req.sort_by, req.sort_order, "created_at")
-        items = await self.docs.query(KIND, replace(query, sort_by=sort_by, descending=descending,
-                                                    limit=limit, offset=offset))
-        total = await self.docs.count(KIND, query)
+        items, total, offset, limit = await search_page(self.docs, KIND, self._query(req, access), req)
         if req.select:
             items = [{k: d.get(k) for k in req.select} for d in items]
         return items, total, offset, limit

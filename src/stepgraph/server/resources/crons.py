@@ -12,12 +12,11 @@ server, two processes on one database) exactly one starts each firing.
 from __future__ import annotations
 
 import uuid
-from dataclasses import replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from stepgraph.server.errors import ApiError
-from stepgraph.server.resources.common import sort_spec
+from stepgraph.server.resources.common import search_page
 from stepgraph.server.runtime.cronspec import (
     check_schedule,
     check_timezone,
@@ -105,13 +104,7 @@ class Crons:
     async def search(self, req: CronSearch, access: AccessFilter | None = None,
                      ) -> tuple[list[dict[str, Any]], int, int, int]:
         """``POST /runs/crons/search``: ``(page, total, offset, limit)``."""
-        limit = req.limit if req.limit is not None else 10
-        offset = req.offset or 0
-        query = self._query(req, access)
-        sort_by, descending = sort_spec(req.sort_by, req.sort_order, "created_at")
-        items = await self.docs.query(KIND, replace(query, sort_by=sort_by, descending=descending,
-                                                    limit=limit, offset=offset))
-        total = await self.docs.count(KIND, query)
+        items, total, offset, limit = await search_page(self.docs, KIND, self._query(req, access), req)
         items = [public(d) for d in items]
         if req.select:
             now = now_iso()

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import uuid
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from stepgraph.server.errors import ApiError
-from stepgraph.server.resources.common import sort_spec
+from stepgraph.server.resources.common import search_page
 from stepgraph.server.resources.extract import extract_fields, extract_roots
 from stepgraph.server.runtime.ttl import ThreadTtlPolicy, ttl_record
 from stepgraph.server.storage.filters import AccessFilter, DocQuery
@@ -102,16 +101,10 @@ class Threads:
     async def search(self, req: ThreadSearch, access: AccessFilter | None = None,
                      ) -> tuple[list[dict[str, Any]], int, int, int]:
         """``POST /threads/search``: ``(page, total, offset, limit)``."""
-        limit = req.limit if req.limit is not None else 10
-        offset = req.offset or 0
-        query = self._query(req, access)
-        sort_by, descending = sort_spec(req.sort_by, req.sort_order, "created_at")
         select = req.select
         extract = req.extract
         fields = frozenset(select) | extract_roots(extract) if select else None
-        items = await self.docs.query(KIND, replace(query, sort_by=sort_by, descending=descending,
-                                                    limit=limit, offset=offset, fields=fields))
-        total = await self.docs.count(KIND, query)
+        items, total, offset, limit = await search_page(self.docs, KIND, self._query(req, access), req, fields)
         items = [public(d) for d in items]
         if extract:
             for d in items:
