@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, TypedDict
 
-from stepgraph.engine.context import ambient_config, ambient_runtime, current_task
+from stepgraph._running import ambient_config, ambient_runtime, current_task
 
 if TYPE_CHECKING:
     from stepgraph.types import StreamWriter

@@ -15,7 +15,16 @@ from typing import (
     TypeVar,
 )
 
+from stepgraph._cache_key import default_cache_key
+from stepgraph._running import current_task
+from stepgraph._updates import update_as_tuples
 from stepgraph.constants import OVERWRITE_KEY as _OVERWRITE_KEY
+from stepgraph.errors import ForeignGraphError, GraphInterrupt, StepgraphError
+from stepgraph.warnings import (
+    LangGraphDeprecatedSinceV10,
+    LangGraphDeprecatedSinceV11,
+    deprecated_since,
+)
 
 if TYPE_CHECKING:
     from stepgraph.config import RunnableConfig
@@ -134,8 +143,6 @@ class Interrupt:
     @property
     def interrupt_id(self) -> str:
         """Deprecated alias of ``id``."""
-        from stepgraph.warnings import LangGraphDeprecatedSinceV10, deprecated_since
-
         deprecated_since(LangGraphDeprecatedSinceV10, "`interrupt_id` is deprecated. Use `id` instead.")
         return self.id
 
@@ -148,8 +155,6 @@ def langgraph_interrupt_id(ns: str) -> str:
     try:
         from xxhash import xxh3_128_hexdigest
     except ImportError as exc:
-        from stepgraph.errors import StepgraphError
-
         raise StepgraphError(
             f"Cannot compute LangGraph's id of an interrupt in namespace {ns!r}: the 'xxhash' "
             "package is not installed.",
@@ -200,8 +205,6 @@ class Command(Generic[N]):
         return f"Command({', '.join(parts)})"
 
     def _update_as_tuples(self) -> Sequence[tuple[str, Any]]:
-        from stepgraph.graph.updates import update_as_tuples
-
         return update_as_tuples(self.update)
 
 
@@ -263,17 +266,11 @@ class RetryPolicy(NamedTuple):
     """Exception class(es) or predicate deciding whether to retry; default ``default_retry_on``."""
 
 
-def _default_key(*args: Any, **kwargs: Any) -> str:
-    from stepgraph.engine.retry import default_cache_key
-
-    return default_cache_key(*args, **kwargs)
-
-
 @dataclass(frozen=True)
 class CachePolicy:
     """Cache a node's writes, keyed by ``key_func(input)``, for ``ttl`` seconds (None: forever)."""
 
-    key_func: Callable[..., str | bytes] = _default_key
+    key_func: Callable[..., str | bytes] = default_cache_key
     ttl: int | None = None
 
 
@@ -394,8 +391,6 @@ class GraphOutput:
 
 
 def _warn_graph_output(how: str) -> None:
-    from stepgraph.warnings import LangGraphDeprecatedSinceV11, deprecated_since
-
     deprecated_since(
         LangGraphDeprecatedSinceV11,
         f"Accessing GraphOutput via {how} is deprecated. Use `result.value` to access the "
@@ -411,9 +406,31 @@ def interrupt(value: Any) -> Any:
     ``Command(resume=...)`` the node re-runs from its top and this call returns the resume
     value. Several calls in one node are matched to resume values by their order.
     """
-    from stepgraph.engine.interrupts import interrupt as _interrupt
-
-    return _interrupt(value)
+    task: Any = current_task()
+    if task is None:
+        raise RuntimeError("Called interrupt() outside of a running graph node")
+    idx = task.interrupt_counter
+    task.interrupt_counter += 1
+    if idx < len(task.resume):
+        return task.resume[idx]
+    run = task.run
+    if run.checkpointer is None:
+        raise StepgraphError(
+            f"Node '{task.name}' called interrupt() but the graph has no checkpointer, so the "
+            "run could never be resumed.",
+            code="SG320",
+            hint="compile(checkpointer=InMemorySaver()) (or SqliteSaver) and pass a thread_id",
+        )
+    iid = interrupt_id_for(task.ns if idx == 0 else f"{task.ns}#{idx}")
+    if run.resume_map is not None and iid in run.resume_map:
+        resumed = run.resume_map[iid]
+        task.resume.append(resumed)
+        return resumed
+    if run.null_resume:
+        resumed = run.null_resume.pop()
+        task.resume.append(resumed)
+        return resumed
+    raise GraphInterrupt((Interrupt(value=value, id=iid),))
 
 
 def ensure_valid_checkpointer(checkpointer: Any) -> Any:
@@ -422,8 +439,6 @@ def ensure_valid_checkpointer(checkpointer: Any) -> Any:
         return checkpointer
     module = type(checkpointer).__module__ or ""
     if module.startswith("langgraph."):
-        from stepgraph.errors import ForeignGraphError
-
         raise ForeignGraphError(
             f"{module}.{type(checkpointer).__name__} is a checkpointer of the real LangGraph; "
             "stepgraph graphs need a stepgraph saver.",

@@ -14,8 +14,8 @@ import threading
 from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
 
+from stepgraph._running import current_task, reset_current_task, set_current_task
 from stepgraph.constants import INTERRUPT, PUSH, RESUME, RETURN
-from stepgraph.engine.context import current_task, reset_current_task, set_current_task
 from stepgraph.engine.ids import task_id as make_task_id
 from stepgraph.engine.retry import retry_delay
 from stepgraph.engine.tasks import Task

@@ -20,7 +20,7 @@ def map_input(graph: Pregel, value: Any) -> list[tuple[str, Any]]:
         return [(channels, value)]
     if not isinstance(value, dict):
         if hasattr(value, "model_dump") or hasattr(value, "__dataclass_fields__"):
-            from stepgraph.graph.updates import object_to_dict
+            from stepgraph._updates import object_to_dict
 
             value = object_to_dict(value)
         else:

@@ -28,7 +28,7 @@ from stepgraph.constants import (
     RESUME,
     TASKS,
 )
-from stepgraph.engine import planner
+from stepgraph.engine import planner, stream_parts
 from stepgraph.engine.apply import apply_writes
 from stepgraph.engine.ids import checkpoint_id as new_checkpoint_id
 from stepgraph.engine.saving import SaveOps
@@ -289,7 +289,7 @@ class RunLoop:
         if interrupted:
             self.status = "interrupted"
             self.interrupts = [i for t in interrupted for i in t.interrupts]
-            events.interrupt_values(self, tasks)
+            stream_parts.interrupt_values(self, tasks)
             self.saves.interrupted()
             return
         new_version = self.next_version(self.max_version)

@@ -1,11 +1,9 @@
-"""Retry policy decisions (pure) and the default cache key."""
+"""Retry policy decisions (pure)."""
 
 from __future__ import annotations
 
-import pickle
 import random
 from collections.abc import Sequence
-from typing import Any
 
 from stepgraph.types import RetryPolicy, default_retry_on
 
@@ -36,23 +34,3 @@ def retry_delay(
             delay += random.uniform(0, 1)
         return delay
     return None
-
-
-def _freeze(value: Any, depth: int = 0) -> Any:
-    if depth > 10:
-        return value
-    if isinstance(value, dict):
-        return tuple(sorted((k, _freeze(v, depth + 1)) for k, v in value.items()))
-    if isinstance(value, (list, tuple)):
-        return tuple(_freeze(v, depth + 1) for v in value)
-    if isinstance(value, (set, frozenset)):
-        return tuple(sorted(_freeze(v, depth + 1) for v in value))
-    return value
-
-
-def default_cache_key(*args: Any, **kwargs: Any) -> str:
-    """A stable key for a node input: pickled after freezing dicts and sequences."""
-    import hashlib
-
-    frozen = (_freeze(args), _freeze(kwargs)) if kwargs else _freeze(args[0] if len(args) == 1 else args)
-    return hashlib.blake2b(pickle.dumps(frozen, protocol=5), digest_size=16).hexdigest()

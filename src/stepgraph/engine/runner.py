@@ -10,8 +10,8 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any
 
+from stepgraph._running import reset_current_task, set_current_task
 from stepgraph.constants import ERROR, ERROR_SOURCE_NODE
-from stepgraph.engine.context import reset_current_task, set_current_task
 from stepgraph.engine.retry import retry_delay
 from stepgraph.engine.subgraph import parent_command_value
 from stepgraph.engine.tracing import ChildRun, node_run

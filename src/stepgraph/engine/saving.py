@@ -108,12 +108,12 @@ class SaveOps:
         self.parent_id = prev_id
         if self.enabled:
             self.ops.append(("put", self._config(prev_id), ckpt, metadata, new_versions))
-        from stepgraph.stream import events
+        from stepgraph.engine import stream_parts
 
         # Under durability="exit" only the last checkpoint is stored, its parent the one the
         # run started from: the streamed checkpoints name that parent too.
         parent = self.loaded_id if loop.durability == "exit" else prev_id
-        events.checkpoint_event(loop, ckpt, metadata, parent)
+        stream_parts.checkpoint_event(loop, ckpt, metadata, parent)
 
     def build(self, ts: str, *, whole_delta: bool = False) -> dict[str, Any]:
         loop = self.loop

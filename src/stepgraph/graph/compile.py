@@ -33,7 +33,7 @@ class CompiledStateGraph(Pregel):
     builder: StateGraph
 
     def map_update(self, update: Any, *, source: str) -> list[tuple[str, Any]]:
-        from stepgraph.graph.updates import update_as_tuples
+        from stepgraph._updates import update_as_tuples
 
         pairs = update_as_tuples(update)
         keys = self.state_keys

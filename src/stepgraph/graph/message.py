@@ -145,7 +145,7 @@ def push_message(message: Any, *, state_key: str | None = "messages") -> Any:
     For token chunks and for streaming without touching the state, see
     ``stepgraph.stream.messages`` (``push_token``, ``push_message``).
     """
-    from stepgraph.engine.context import current_task
+    from stepgraph._running import current_task
 
     task = current_task()
     if task is None:

@@ -6,10 +6,10 @@ import logging
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from stepgraph._updates import is_update_object, object_to_dict
 from stepgraph.constants import BRANCH_PREFIX, END, ROOT, TASKS
 from stepgraph.engine.node import Writer
 from stepgraph.errors import ErrorCode, InvalidUpdateError, create_error_message
-from stepgraph.graph.updates import is_update_object, object_to_dict
 
 if TYPE_CHECKING:
     from stepgraph.engine.tasks import Task
@@ -194,7 +194,7 @@ class StartWriter(Writer):
 
     def _command(self, task: Task, cmd: Any) -> None:
         """A Command that starts a new thread: its update, then its goto."""
-        from stepgraph.graph.updates import update_as_tuples
+        from stepgraph._updates import update_as_tuples
 
         if cmd.update is not None:
             for key, value in update_as_tuples(cmd.update):

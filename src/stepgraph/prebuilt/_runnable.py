@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from stepgraph.engine.context import current_task
+from stepgraph._running import current_task
 from stepgraph.runtime import Runtime
 
 __all__ = ["SyncAsyncNode", "current_runtime"]

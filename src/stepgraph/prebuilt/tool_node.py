@@ -31,8 +31,8 @@ from langchain_core.tools import BaseTool
 from langchain_core.tools import tool as create_tool
 from pydantic import ValidationError
 
+from stepgraph._running import current_task
 from stepgraph.constants import END
-from stepgraph.engine.context import current_task
 from stepgraph.errors import GraphBubbleUp
 from stepgraph.prebuilt._injection import (
     InjectedArgs,

@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
+from stepgraph._running import current_task
 from stepgraph.config import ensure_config
 from stepgraph.constants import INTERRUPT
-from stepgraph.engine.context import current_task
 from stepgraph.engine.driver_sync import drive_sync
 from stepgraph.engine.loop import RunLoop
 from stepgraph.engine.taskconfig import DURABILITY_KEY, RUNTIME_KEY

@@ -18,9 +18,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from stepgraph._running import current_task
 from stepgraph.config import ensure_config
 from stepgraph.constants import INTERRUPT, MISSING
-from stepgraph.engine.context import current_task
 from stepgraph.errors import GraphInterrupt, ParentCommand
 from stepgraph.remote.node import NodeLink
 from stepgraph.remote.wire import (

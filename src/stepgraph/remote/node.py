@@ -1,6 +1,6 @@
 """A ``RemoteGraph`` running inside a local graph's node: what it takes from the parent task.
 
-The running ``Task`` (``stepgraph.engine.context.current_task()``) gives:
+The running ``Task`` (``stepgraph._running.current_task()``) gives:
 
 * the caller's namespace (``task.ns``), under which the remote's events are streamed into
   the parent's sink when the parent streams subgraphs;

@@ -9,8 +9,8 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
+from stepgraph._running import current_task
 from stepgraph.constants import TAG_NOSTREAM
-from stepgraph.engine.context import current_task
 
 # -- langchain-core callback handler ----------------------------------------------------------
 

@@ -13,8 +13,8 @@ import uuid
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from stepgraph._running import current_task
 from stepgraph.constants import END
-from stepgraph.engine.context import current_task
 
 if TYPE_CHECKING:
     from stepgraph.engine.loop import RunLoop

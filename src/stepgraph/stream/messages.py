@@ -61,8 +61,8 @@ from collections.abc import Awaitable, Callable, Sequence
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
+from stepgraph._running import current_task
 from stepgraph.config import METADATA_FROM_CONFIGURABLE
-from stepgraph.engine.context import current_task
 from stepgraph.messages._merge import langchain_available
 
 if TYPE_CHECKING:

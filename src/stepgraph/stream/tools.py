@@ -21,7 +21,7 @@ from collections.abc import Callable
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
-from stepgraph.engine.context import current_task
+from stepgraph._running import current_task
 from stepgraph.messages._merge import langchain_available
 from stepgraph.stream.messages import swap_handler
 

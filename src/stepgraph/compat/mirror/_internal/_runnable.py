@@ -25,7 +25,7 @@ from langchain_core.runnables.config import (
     var_child_runnable_config,
 )
 
-from stepgraph.engine.context import current_task
+from stepgraph._running import current_task
 from stepgraph.engine.taskconfig import RUNTIME_KEY
 from stepgraph.errors import GraphDefinitionError
 from stepgraph.runtime import Runtime

@@ -3,6 +3,10 @@
 ``get_config()``, ``get_stream_writer()``, ``get_runtime()`` and ``interrupt()`` read it. The
 engine sets it around each node call (in the worker thread or the asyncio task that runs
 the node), so concurrent tasks never see each other's context.
+
+This module is at the bottom of the layering (it imports nothing of stepgraph at run time):
+``config``, ``types``, ``runtime`` and ``stream/`` read the running task here without
+importing ``engine/``, which sets it.
 """
 
 from __future__ import annotations
