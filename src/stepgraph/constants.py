@@ -10,6 +10,9 @@ from __future__ import annotations
 import sys
 from typing import Any, Final
 
+from stepgraph import _constants
+from stepgraph.warnings import LangGraphDeprecatedSinceV10, deprecated_since
+
 START: Final = sys.intern("__start__")
 """The virtual first node: graph input is written to it."""
 END: Final = sys.intern("__end__")
@@ -73,8 +76,6 @@ OVERWRITE_KEY: Final = "__overwrite__"
 
 def __getattr__(name: str) -> Any:
     """Names LangGraph moved out of ``langgraph.constants``: still importable, with a warning."""
-    from stepgraph.warnings import LangGraphDeprecatedSinceV10, deprecated_since
-
     if name in ("Send", "Interrupt"):
         deprecated_since(
             LangGraphDeprecatedSinceV10,
@@ -84,7 +85,6 @@ def __getattr__(name: str) -> Any:
         import stepgraph.types
 
         return getattr(stepgraph.types, name)
-    from stepgraph import _constants
 
     if name in _constants.__all__:
         deprecated_since(

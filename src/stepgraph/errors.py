@@ -5,7 +5,6 @@ ends with a hint. LangGraph's classes and ``ErrorCode`` exist under the same nam
 ``except InvalidUpdateError`` keeps working in ported code.
 
 Exception tree::
-
     Exception
     ├── StepgraphError                    (mixin: .code, .hint)
     ├── GraphDefinitionError(ValueError)  SG1xx  building / compiling a graph
@@ -32,6 +31,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from enum import Enum
 from typing import TYPE_CHECKING, Any
+
+from stepgraph.warnings import LangGraphDeprecatedSinceV10, deprecated_since
 
 if TYPE_CHECKING:
     from stepgraph.types import Command, Interrupt
@@ -225,7 +226,6 @@ class NodeInterrupt(GraphInterrupt):
 
     def __init__(self, value: Any, id: str | None = None) -> None:
         from stepgraph.types import Interrupt
-        from stepgraph.warnings import LangGraphDeprecatedSinceV10, deprecated_since
 
         deprecated_since(
             LangGraphDeprecatedSinceV10,

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-from stepgraph._running import current_task
+from stepgraph._running import ambient_runtime, current_task
 
 if TYPE_CHECKING:
     from stepgraph.store.base import BaseStore
@@ -186,8 +186,6 @@ def get_runtime(context_schema: Any = None) -> Runtime[Any]:
     """The ``Runtime`` of the task running now."""
     task = current_task()
     if task is None:
-        from stepgraph._running import ambient_runtime
-
         runtime = ambient_runtime()
         if isinstance(runtime, Runtime):  # LangGraph-style context set by langchain code
             return runtime

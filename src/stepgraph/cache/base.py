@@ -6,6 +6,8 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from typing import Any, Generic, TypeVar
 
+from stepgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+
 ValueT = TypeVar("ValueT")
 Namespace = tuple[str, ...]
 FullKey = tuple[Namespace, str]
@@ -23,8 +25,6 @@ class BaseCache(ABC, Generic[ValueT]):
 
     def __init__(self, *, serde: Any = None) -> None:
         if serde is None:
-            from stepgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
-
             serde = JsonPlusSerializer()
         self.serde = serde
 

@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, NamedTuple
 
+from stepgraph.draw.ascii import render_ascii
+
 __all__ = ["CurveStyle", "Edge", "Graph", "Node", "NodeStyles"]
 
 
@@ -185,8 +187,6 @@ class Graph:
 
     def draw_ascii(self) -> str:
         """A box-and-line text drawing, top to bottom (no external dependencies)."""
-        from stepgraph.draw.ascii import render_ascii
-
         return render_ascii(self)
 
     def print_ascii(self) -> None:

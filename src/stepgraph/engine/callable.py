@@ -12,7 +12,8 @@ import inspect
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from stepgraph.errors import GraphDefinitionError
+from stepgraph.engine.pool import submit
+from stepgraph.errors import GraphDefinitionError, StepgraphError
 
 if TYPE_CHECKING:
     from stepgraph.engine.tasks import Task
@@ -151,8 +152,6 @@ class NodeFunction:
     def call(self, input: Any, task: Task | None) -> Any:
         """Call a sync function (an async one raises a coded error with a hint)."""
         if self.is_async:
-            from stepgraph.errors import StepgraphError
-
             raise StepgraphError(
                 f"Node '{self.name}' is async and cannot run in a synchronous invoke/stream.",
                 code="SG307",
@@ -178,7 +177,6 @@ async def run_sync_in_thread(fn: Callable[..., Any], *args: Any) -> Any:
     import asyncio
     import contextvars
 
-    from stepgraph.engine.pool import submit
 
     ctx = contextvars.copy_context()
     return await asyncio.wrap_future(submit(ctx.run, fn, *args))

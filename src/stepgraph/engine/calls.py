@@ -16,9 +16,13 @@ from typing import TYPE_CHECKING, Any
 
 from stepgraph._running import current_task, reset_current_task, set_current_task
 from stepgraph.constants import INTERRUPT, PUSH, RESUME, RETURN
+from stepgraph.engine.caching import task_namespace
 from stepgraph.engine.ids import task_id as make_task_id
+from stepgraph.engine.pool import submit
 from stepgraph.engine.retry import retry_delay
+from stepgraph.engine.runner import with_timeout_async
 from stepgraph.engine.tasks import Task
+from stepgraph.engine.timeout_support import sync_timeout_error
 from stepgraph.engine.tracing import ChildRun, call_inputs, call_run
 from stepgraph.errors import GraphInterrupt
 from stepgraph.stream import events
@@ -112,7 +116,6 @@ def call_task(node: PregelNode, name: str, args: tuple[Any, ...], kwargs: dict[s
         return asyncio.ensure_future(_run_async(sub, traced))
     ctx = contextvars.copy_context()
     fut = SyncFuture(lambda: ctx.run(_run_sync, sub, traced))
-    from stepgraph.engine.pool import submit
 
     submit(fut.claim_and_run)
     parent.pending_calls.append(fut)
@@ -129,7 +132,6 @@ def _running_loop() -> Any:
 def _task_cache_key(node: Any, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     import hashlib
 
-    from stepgraph.engine.caching import task_namespace
 
     raw = node.cache_policy.key_func(*args, **kwargs)
     data = raw if isinstance(raw, bytes) else str(raw).encode()
@@ -221,7 +223,6 @@ def _run_sync(sub: Task, traced: Traced = None) -> Any:
 
 def _attempt_sync(sub: Task) -> Any:
     if sub.timeout is not None:  # refused when the task was declared
-        from stepgraph.engine.timeout_support import sync_timeout_error
 
         raise sync_timeout_error(sub.name, "Task")
     return _call_sync(sub)
@@ -262,7 +263,6 @@ async def _run_async(sub: Task, traced: Traced = None) -> Any:
 async def _attempt_async(sub: Task) -> Any:
     if sub.timeout is None:
         return await _call_async(sub)
-    from stepgraph.engine.runner import with_timeout_async
 
     return await with_timeout_async(sub, sub.timeout, _call_async)
 

@@ -9,6 +9,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from stepgraph.channels.binop import BinaryOperatorAggregate
+from stepgraph.channels.last_value import LastValue
+
 if TYPE_CHECKING:
     from stepgraph.engine.loop import RunLoop
     from stepgraph.engine.tasks import Task
@@ -56,9 +59,6 @@ def _clearable(loop: RunLoop) -> frozenset[str]:
     """The channels an empty end-of-step update may change (ephemeral values, topics that do
     not accumulate; plain values and reducers never change), computed once per graph and
     channel set: routers read through this on every step."""
-    from stepgraph.channels.binop import BinaryOperatorAggregate
-    from stepgraph.channels.last_value import LastValue
-
     channels = loop.channels
     graph = loop.graph
     cached = graph.__dict__.get("_sg_clearable")

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from stepgraph._updates import object_to_dict
 from stepgraph.constants import BRANCH_PREFIX, END, MISSING, TASKS
 from stepgraph.errors import EmptyInputError, InvalidUpdateError
+from stepgraph.types import Command, Send
 
 if TYPE_CHECKING:
     from stepgraph.engine.loop import RunLoop
@@ -20,8 +22,6 @@ def map_input(graph: Pregel, value: Any) -> list[tuple[str, Any]]:
         return [(channels, value)]
     if not isinstance(value, dict):
         if hasattr(value, "model_dump") or hasattr(value, "__dataclass_fields__"):
-            from stepgraph._updates import object_to_dict
-
             value = object_to_dict(value)
         else:
             raise InvalidUpdateError(
@@ -34,8 +34,6 @@ def map_input(graph: Pregel, value: Any) -> list[tuple[str, Any]]:
 
 def map_command(loop: RunLoop, cmd: Command) -> tuple[list[tuple[str, Any]], Any]:
     """Writes of a ``Command`` given as input (update, goto) and its resume value."""
-    from stepgraph.types import Command, Send
-
     if cmd.graph == Command.PARENT:
         raise InvalidUpdateError("There is no parent graph", code="SG240",
                                  hint="Command.PARENT only works inside a subgraph")

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from stepgraph.constants import TAG_HIDDEN
 from stepgraph.engine.callable import NodeFunction, RunnableNode, coerce_callable
+from stepgraph.types import TimeoutPolicy
 
 if TYPE_CHECKING:
     from stepgraph.engine.tasks import Task
@@ -151,8 +152,6 @@ class PregelNode:
             self.retry_policy = (retry_policy,)  # type: ignore[assignment]
         self.cache_policy = cache_policy
         if timeout is not None:
-            from stepgraph.types import TimeoutPolicy
-
             timeout = TimeoutPolicy.coerce(timeout)
         self.timeout = timeout
         self.metadata = metadata or {}
@@ -259,8 +258,6 @@ class NodeBuilder:
         return self
 
     def set_timeout(self, timeout: float | TimeoutPolicy | None) -> NodeBuilder:
-        from stepgraph.types import TimeoutPolicy
-
         self._timeout = TimeoutPolicy.coerce(timeout)
         return self
 

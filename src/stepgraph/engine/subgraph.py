@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, NoReturn
 
+from stepgraph.constants import NS_SEP
+from stepgraph.engine.timetravel import recast_ns
 from stepgraph.errors import ParentCommand, ParentCommandAtRootError
+from stepgraph.types import Command
 
 if TYPE_CHECKING:
     from stepgraph.engine.tasks import Task
@@ -24,9 +27,6 @@ def child_config(graph: Any, parent: Task, config: dict[str, Any]) -> dict[str, 
     a ``|1`` segment); ``checkpointer=True`` children drop the task ids so their history
     carries across parent runs. ``checkpoint_map`` gains the parent's current checkpoint.
     """
-    from stepgraph.constants import NS_SEP
-    from stepgraph.engine.timetravel import recast_ns
-
     base = parent.config
     configurable = {**(base.get("configurable") or {}), **(config.get("configurable") or {})}
     ns = parent.ns
@@ -74,8 +74,6 @@ def runs_on_its_own(parent: Task, config: Any) -> bool:
 
 def parent_command_value(exc: ParentCommand) -> Any:
     """A child graph's ``Command(graph=PARENT)`` as this node's own return value."""
-    from stepgraph.types import Command
-
     cmd = exc.args[0]
     if cmd.graph != Command.PARENT:
         raise exc

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from stepgraph.engine.fresh import read_with_writes
 from stepgraph.runtime import ExecutionInfo, RunControl, Runtime, _noop_writer, server_info_from
+from stepgraph.stream.events_v2 import with_events_handler
+from stepgraph.stream.messages import task_callbacks
 
 if TYPE_CHECKING:
     from stepgraph.config import RunnableConfig
@@ -52,7 +55,6 @@ def build_task_config(loop: RunLoop, task: Task) -> RunnableConfig:
     if loop.tracer is not None:  # the task's runs nest under the graph's run
         callbacks = config["callbacks"] = loop.tracer.task_callbacks(task.step)
     if "messages" in loop.sink.modes:  # chat-model tokens reach the stream through callbacks
-        from stepgraph.stream.messages import task_callbacks
 
         if (callbacks := task_callbacks(loop, callbacks)) is not None:
             config["callbacks"] = callbacks
@@ -62,7 +64,6 @@ def build_task_config(loop: RunLoop, task: Task) -> RunnableConfig:
         if (callbacks := tool_callbacks(loop, config.get("callbacks"))) is not None:
             config["callbacks"] = callbacks
     if "events" in loop.sink.modes:  # astream_events: chat-model calls as stream events
-        from stepgraph.stream.events_v2 import with_events_handler
 
         config["callbacks"] = with_events_handler(loop, config.get("callbacks"))
     return config  # type: ignore[return-value]
@@ -70,8 +71,6 @@ def build_task_config(loop: RunLoop, task: Task) -> RunnableConfig:
 
 def _reader(task: Task) -> Any:
     def read(select: str | list[str], fresh: bool = False) -> Any:
-        from stepgraph.engine.fresh import read_with_writes
-
         loop = task.run
         return read_with_writes(loop, (task,), select, as_step_end=True) if fresh else loop.read(select)
 

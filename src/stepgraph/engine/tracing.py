@@ -27,6 +27,9 @@ import sys
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
+from stepgraph.errors import GraphDrained
+from stepgraph.messages._merge import langchain_available
+
 if TYPE_CHECKING:
     from stepgraph.engine.loop import RunLoop
     from stepgraph.engine.tasks import Task
@@ -85,8 +88,6 @@ class RunTracer:
     __slots__ = ("loop", "chains", "run", "graph", "is_async")
 
     def __init__(self, loop: RunLoop) -> None:
-        from stepgraph.messages._merge import langchain_available
-
         self.loop = loop
         self.chains = langchain_available()
         self.run: Any = None
@@ -161,7 +162,6 @@ class RunTracer:
     def _drained(self) -> BaseException | None:
         if self.loop.status != "draining":
             return None
-        from stepgraph.errors import GraphDrained
 
         control = self.loop.control
         return GraphDrained((control.drain_reason if control is not None else None) or "shutdown")

@@ -20,6 +20,11 @@ from stepgraph.engine.callable import NodeFunction, callable_name, is_async_call
 from stepgraph.engine.node import PregelNode, Writer
 from stepgraph.pregel.main import Pregel
 from stepgraph.types import CachePolicy, RetryPolicy, TimeoutPolicy
+from stepgraph.warnings import (
+    LangGraphDeprecatedSinceV05,
+    LangGraphDeprecatedSinceV10,
+    deprecated_since,
+)
 
 __all__ = ["entrypoint", "task"]
 
@@ -97,8 +102,6 @@ def task(
 def _deprecated_retry(retry_policy: Any, kwargs: dict[str, Any], where: str) -> Any:
     """``retry_policy``, or the deprecated ``retry=`` (with a warning); other unknown keyword
     arguments are refused."""
-    from stepgraph.warnings import LangGraphDeprecatedSinceV05, deprecated_since
-
     if "retry" in kwargs:
         deprecated_since(LangGraphDeprecatedSinceV05, "`retry` is deprecated and will be "
                          "removed. Please use `retry_policy` instead.", stacklevel=3)
@@ -133,8 +136,6 @@ class entrypoint(Generic[R]):  # noqa: N801 - LangGraph-compatible name
         self.checkpointer = checkpointer
         self.store = store
         self.cache = cache
-        from stepgraph.warnings import LangGraphDeprecatedSinceV10, deprecated_since
-
         if "config_schema" in kwargs:
             deprecated_since(LangGraphDeprecatedSinceV10, "`config_schema` is deprecated and will "
                              "be removed. Please use `context_schema` instead.")

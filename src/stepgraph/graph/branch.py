@@ -11,6 +11,7 @@ from stepgraph.engine.fresh import fresh_state
 from stepgraph.engine.node import Writer
 from stepgraph.errors import InvalidUpdateError
 from stepgraph.graph.writers import unknown_target
+from stepgraph.types import Send
 
 if TYPE_CHECKING:
     from stepgraph.engine.tasks import Task
@@ -96,8 +97,6 @@ class BranchWriter(Writer):
         self._write(task, result)
 
     def _write(self, task: Task, result: Any) -> None:
-        from stepgraph.types import Send
-
         items = result if isinstance(result, (list, tuple)) else [result]
         ends = self.spec.ends
         nodes = task.run.nodes

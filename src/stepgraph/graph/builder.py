@@ -10,7 +10,15 @@ from stepgraph.constants import END, NS_END, NS_SEP, START
 from stepgraph.engine.callable import callable_name, coerce_callable
 from stepgraph.errors import GraphDefinitionError
 from stepgraph.graph.branch import BranchSpec
+from stepgraph.graph.compile import compile_graph
 from stepgraph.graph.state_schema import SchemaInfo, input_schema_of, merge_channel
+from stepgraph.graph.validate import validate_builder
+from stepgraph.types import Command, TimeoutPolicy
+from stepgraph.warnings import (
+    LangGraphDeprecatedSinceV05,
+    LangGraphDeprecatedSinceV10,
+    deprecated_since,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -59,12 +67,6 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
         output_schema: type[OutputT] | None = None,
         **kwargs: Any,
     ) -> None:
-        from stepgraph.warnings import (
-            LangGraphDeprecatedSinceV05,
-            LangGraphDeprecatedSinceV10,
-            deprecated_since,
-        )
-
         if "config_schema" in kwargs:
             deprecated_since(LangGraphDeprecatedSinceV10, "`config_schema` is deprecated and will "
                              "be removed. Please use `context_schema` instead.")
@@ -171,7 +173,6 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
         ends: Any = destinations
         if ends is None:
             ends = _command_ends(action)
-        from stepgraph.types import TimeoutPolicy
 
         self.nodes[name] = StateNodeSpec(
             runnable=runnable, metadata=metadata, input_schema=input_schema or self.state_schema,
@@ -251,8 +252,6 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
 
     # -- compile ----------------------------------------------------------------------------
     def validate(self, interrupt: Sequence[str] | None = None) -> StateGraph[StateT, ContextT, InputT, OutputT]:
-        from stepgraph.graph.validate import validate_builder
-
         validate_builder(self, interrupt)
         return self
 
@@ -263,8 +262,6 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
     ) -> Any:
         """Validate and build the runnable graph (a ``CompiledStateGraph``). ``transformers``:
         stream transformer factories of its ``stream_events(version="v3")`` runs."""
-        from stepgraph.graph.compile import compile_graph
-
         graph = compile_graph(
             self, checkpointer=checkpointer, cache=cache, store=store,
             interrupt_before=interrupt_before, interrupt_after=interrupt_after, debug=debug,
@@ -278,8 +275,6 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
 def _legacy_node_kwargs(kwargs: dict[str, Any], input_schema: Any, retry_policy: Any) -> tuple[Any, Any]:
     """``add_node``'s ``input``/``retry`` (deprecated, with a warning) folded into
     ``input_schema``/``retry_policy``; any other keyword argument is a ``TypeError``."""
-    from stepgraph.warnings import LangGraphDeprecatedSinceV05, deprecated_since
-
     for old, new in (("input", "input_schema"), ("retry", "retry_policy")):
         if old in kwargs:
             deprecated_since(LangGraphDeprecatedSinceV05, f"`{old}` is deprecated and will be "
@@ -307,7 +302,6 @@ def _command_ends(action: Any) -> tuple[str, ...] | None:
         return None
     from typing import Literal
 
-    from stepgraph.types import Command
 
     if get_origin(hint) is Command:
         args = get_args(hint)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from stepgraph._updates import update_as_tuples
 from stepgraph.channels import (
     EphemeralValue,
     LastValueAfterFinish,
@@ -18,10 +19,15 @@ from stepgraph.channels import (
 from stepgraph.constants import BRANCH_PREFIX, END, JOIN_PREFIX, ROOT, START, TAG_HIDDEN
 from stepgraph.engine.callable import NodeFunction
 from stepgraph.engine.node import PregelNode, Writer
+from stepgraph.errors import InvalidUpdateError
 from stepgraph.graph.branch import BranchWriter
+from stepgraph.graph.jsonschema import state_jsonschema
 from stepgraph.graph.state_schema import make_mapper
+from stepgraph.graph.subgraph_find import find_subgraphs
 from stepgraph.graph.writers import EdgeWriter, StartWriter, StateUpdateWriter
 from stepgraph.pregel.main import Pregel
+from stepgraph.pregel.schemas import schema_json
+from stepgraph.types import TimeoutPolicy, ensure_valid_checkpointer
 
 if TYPE_CHECKING:
     from stepgraph.graph.builder import StateGraph
@@ -33,15 +39,11 @@ class CompiledStateGraph(Pregel):
     builder: StateGraph
 
     def map_update(self, update: Any, *, source: str) -> list[tuple[str, Any]]:
-        from stepgraph._updates import update_as_tuples
-
         pairs = update_as_tuples(update)
         keys = self.state_keys
         out = []
         for key, value in pairs:
             if key not in keys:
-                from stepgraph.errors import InvalidUpdateError
-
                 raise InvalidUpdateError(
                     f"{source} updates key '{key}', which the state does not have.",
                     code="SG205", hint=f"state keys are {sorted(keys)}",
@@ -56,14 +58,10 @@ class CompiledStateGraph(Pregel):
         return self._state_jsonschema(self.builder.output_schema, "Output")
 
     def _state_jsonschema(self, schema: Any, suffix: str) -> dict[str, Any]:
-        from stepgraph.graph.jsonschema import state_jsonschema
-
         keys = self.builder.schemas[schema].channels
         return state_jsonschema(schema, keys, self.builder.channels, self.get_name(suffix))
 
     def get_context_jsonschema(self) -> dict[str, Any] | None:
-        from stepgraph.graph.jsonschema import schema_json
-
         if self.builder.context_schema is None:
             return None
         return schema_json(self.builder.context_schema)
@@ -78,7 +76,6 @@ def compile_graph(
         *(interrupt_after if isinstance(interrupt_after, list | tuple) else []),
     ]
     builder.validate(interrupts)
-    from stepgraph.types import ensure_valid_checkpointer
 
     ensure_valid_checkpointer(checkpointer)
     state_keys = tuple(builder.channels)
@@ -175,8 +172,6 @@ def compile_graph(
 
 
 def _coerce_timeout(value: Any) -> Any:
-    from stepgraph.types import TimeoutPolicy
-
     return TimeoutPolicy.coerce(value)
 
 
@@ -185,7 +180,5 @@ def _subgraphs(spec: Any) -> list[Any]:
     if isinstance(raw, Pregel):
         return [raw]
     if isinstance(spec.runnable, NodeFunction):
-        from stepgraph.engine.subgraph_find import find_subgraphs
-
         return find_subgraphs(raw)
     return []

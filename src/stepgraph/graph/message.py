@@ -19,9 +19,13 @@ from typing import Annotated, Any, Literal, TypeAlias
 
 from typing_extensions import TypedDict
 
+from stepgraph._running import current_task
+from stepgraph.errors import InvalidUpdateError
 from stepgraph.graph.builder import StateGraph
-from stepgraph.messages._dict import REMOVE_ALL_MESSAGES
+from stepgraph.messages._dict import REMOVE_ALL_MESSAGES, to_message_dict
 from stepgraph.messages._merge import check_format, langchain_available, merge_messages
+from stepgraph.stream.messages import push_message as _push
+from stepgraph.warnings import LangGraphDeprecatedSinceV10, deprecated_since
 
 __all__ = [
     "REMOVE_ALL_MESSAGES",
@@ -80,7 +84,6 @@ def add_messages(
     else raises ``ValueError`` (in the factory form, immediately).
 
     Example::
-
         class State(TypedDict):
             messages: Annotated[list[AnyMessage], add_messages]  # or add_messages(format="dict")
     """
@@ -98,7 +101,6 @@ def add_messages(
 
 def _messages_delta_reducer(state: Messages, writes: list[Messages]) -> list[Any]:
     """``add_messages`` as a ``DeltaChannel`` reducer (LangGraph's name for it)::
-
         messages: Annotated[list, DeltaChannel(_messages_delta_reducer)]
 
     Folds a batch of writes one after the other, so batching never changes the result.
@@ -122,8 +124,6 @@ class MessageGraph(StateGraph):
     """
 
     def __init__(self) -> None:
-        from stepgraph.warnings import LangGraphDeprecatedSinceV10, deprecated_since
-
         deprecated_since(
             LangGraphDeprecatedSinceV10,
             "MessageGraph is deprecated in LangGraph v1.0.0, to be removed in v2.0.0. Please use "
@@ -145,8 +145,6 @@ def push_message(message: Any, *, state_key: str | None = "messages") -> Any:
     For token chunks and for streaming without touching the state, see
     ``stepgraph.stream.messages`` (``push_token``, ``push_message``).
     """
-    from stepgraph._running import current_task
-
     task = current_task()
     if task is None:
         raise RuntimeError("push_message() must be called from inside a running graph node")
@@ -156,8 +154,6 @@ def push_message(message: Any, *, state_key: str | None = "messages") -> Any:
         msg = convert_to_messages([message])[0]
         mid = msg.id
     else:
-        from stepgraph.messages._dict import to_message_dict
-
         mid = message.get("id") if isinstance(message, dict) else None
         msg = to_message_dict(message) if mid else None
     if not mid:
@@ -165,8 +161,6 @@ def push_message(message: Any, *, state_key: str | None = "messages") -> Any:
     if state_key:
         channels = task.run.graph.channels
         if state_key not in channels:
-            from stepgraph.errors import InvalidUpdateError
-
             raise InvalidUpdateError(
                 f"push_message(state_key={state_key!r}) in node '{task.name}': the state has no "
                 f"key {state_key!r} (step {task.step}).",
@@ -174,7 +168,6 @@ def push_message(message: Any, *, state_key: str | None = "messages") -> Any:
                 hint="pass the name of the state's messages key, or state_key=None to only "
                 "stream the message",
             )
-    from stepgraph.stream.messages import push_message as _push
 
     _push(msg)
     if state_key:

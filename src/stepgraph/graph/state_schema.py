@@ -17,6 +17,7 @@ import typing_extensions
 
 from stepgraph.channels import BaseChannel, BinaryOperatorAggregate, LastValue
 from stepgraph.constants import ROOT
+from stepgraph.errors import GraphDefinitionError
 from stepgraph.managed import ManagedValue
 
 _QUALIFIERS = (
@@ -101,8 +102,6 @@ def _hints(schema: Any) -> dict[str, Any] | None:
         hints = dict(getattr(schema, "__annotations__", {}))
         unresolved = [k for k, v in hints.items() if isinstance(v, (str, typing.ForwardRef))]
         if unresolved:
-            from stepgraph.errors import GraphDefinitionError
-
             raise GraphDefinitionError(
                 f"Cannot resolve the type hints of {getattr(schema, '__name__', schema)!r} "
                 f"(keys {unresolved}): {exc}",

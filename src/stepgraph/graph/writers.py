@@ -6,10 +6,12 @@ import logging
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from stepgraph._updates import is_update_object, object_to_dict
+from stepgraph._updates import is_update_object, object_to_dict, update_as_tuples
 from stepgraph.constants import BRANCH_PREFIX, END, ROOT, TASKS
 from stepgraph.engine.node import Writer
+from stepgraph.engine.subgraph import raise_parent_command
 from stepgraph.errors import ErrorCode, InvalidUpdateError, create_error_message
+from stepgraph.types import Command, Send
 
 if TYPE_CHECKING:
     from stepgraph.engine.tasks import Task
@@ -28,8 +30,6 @@ def unknown_target(task: Task, what: str, target: str) -> InvalidUpdateError:
 
 def goto_writes(task: Task, goto: Any) -> list[tuple[str, Any]]:
     """Writes for ``Command.goto``: node names and ``Send`` packets, validated."""
-    from stepgraph.types import Send
-
     targets = goto if isinstance(goto, (list, tuple)) else [goto]
     nodes = task.run.nodes
     out: list[tuple[str, Any]] = []
@@ -66,8 +66,6 @@ class StateUpdateWriter(Writer):
         """A compiled graph used as a node returns its whole state: keep the shared keys."""
 
     def run(self, task: Task, value: Any) -> None:
-        from stepgraph.types import Command
-
         if value is None:
             return
         if isinstance(value, Command):
@@ -82,11 +80,7 @@ class StateUpdateWriter(Writer):
             self._update(task, value)
 
     def _command(self, task: Task, cmd: Any) -> None:
-        from stepgraph.types import Command
-
         if cmd.graph == Command.PARENT:
-            from stepgraph.engine.subgraph import raise_parent_command
-
             raise_parent_command(task, cmd)
         if cmd.update is not None:
             if self.is_root and not isinstance(cmd.update, dict):
@@ -170,8 +164,6 @@ class StartWriter(Writer):
         self.is_root = is_root
 
     def run(self, task: Task, value: Any) -> None:
-        from stepgraph.types import Command
-
         if isinstance(value, Command):
             self._command(task, value)
             return
@@ -194,8 +186,6 @@ class StartWriter(Writer):
 
     def _command(self, task: Task, cmd: Any) -> None:
         """A Command that starts a new thread: its update, then its goto."""
-        from stepgraph._updates import update_as_tuples
-
         if cmd.update is not None:
             for key, value in update_as_tuples(cmd.update):
                 if key not in task.run.graph.channels:

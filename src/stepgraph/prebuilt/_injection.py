@@ -16,6 +16,8 @@ from langchain_core.tools import BaseTool, InjectedToolArg
 from langchain_core.tools.base import _is_injected_arg_type, get_all_basemodel_annotations
 from typing_extensions import TypeVar
 
+from stepgraph.stream.tools import emit_output_delta
+
 try:  # langchain-core >= 1.0
     from langchain_core.tools.base import _DirectlyInjectedToolArg
 except ImportError:  # pragma: no cover - older langchain-core
@@ -62,8 +64,6 @@ class ToolRuntime(_DirectlyInjectedToolArg, Generic[ContextT, StateT]):
     def emit_output_delta(self, delta: Any) -> None:
         """Stream ``delta`` as this tool call's partial output (``tools`` stream mode's
         ``tool-output-delta``); a no-op when the run does not stream ``tools``."""
-        from stepgraph.stream.tools import emit_output_delta
-
         emit_output_delta(delta)
 
 

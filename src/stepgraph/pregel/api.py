@@ -10,14 +10,21 @@ from collections.abc import AsyncIterator, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from stepgraph._running import current_task
-from stepgraph.config import ensure_config
+from stepgraph.config import ensure_config, with_run_metadata
 from stepgraph.constants import INTERRUPT
 from stepgraph.engine.driver_sync import drive_sync
 from stepgraph.engine.loop import RunLoop
+from stepgraph.engine.subgraph import child_config, runs_on_its_own
 from stepgraph.engine.taskconfig import DURABILITY_KEY, RUNTIME_KEY
+from stepgraph.engine.timetravel import root_config
 from stepgraph.engine.tracing import RunTracer, tracing_requested
+from stepgraph.errors import GraphDrained, GraphInterrupt
+from stepgraph.pregel.setup import resolve_checkpointer, resolve_context
+from stepgraph.runtime import Runtime
 from stepgraph.stream.output import normalize_modes, shape
 from stepgraph.stream.sink import ForwardingSink, StreamSink
+from stepgraph.types import GraphOutput
+from stepgraph.warnings import LangGraphDeprecatedSinceV10, deprecated_since
 
 if TYPE_CHECKING:
     from stepgraph.pregel.main import Pregel
@@ -63,20 +70,13 @@ class PregelAPI:
         values_only: bool = False,
         control: Any = None,
     ) -> _Run:
-        from stepgraph.pregel.setup import resolve_checkpointer, resolve_context
-
         parent = current_task()
         if parent is not None:
-            from stepgraph.engine.subgraph import child_config, runs_on_its_own
-
             if runs_on_its_own(parent, self.config) or runs_on_its_own(parent, config):
                 parent = None
             else:
                 config = child_config(self, parent, ensure_config(self.config, config))
         if parent is None:
-            from stepgraph.config import with_run_metadata
-            from stepgraph.engine.timetravel import root_config
-
             config = root_config(with_run_metadata(ensure_config(self.config, config)))
         if values_only:
             modes, single = [], True
@@ -253,8 +253,6 @@ class PregelAPI:
 def _config_runtime(config: Any) -> Any:
     """A ``Runtime`` a root run's config carries (LangGraph's ``__pregel_runtime`` key: code
     that patches the store or context of a run it starts puts one there), else ``None``."""
-    from stepgraph.runtime import Runtime
-
     runtime = (config.get("configurable") or {}).get(RUNTIME_KEY)
     return runtime if isinstance(runtime, Runtime) else None
 
@@ -263,8 +261,6 @@ def _durability(durability: Any, kwargs: dict[str, Any]) -> Any:
     """``durability``, or the deprecated ``checkpoint_during`` mapped onto it; any other
     unknown keyword argument is refused."""
     if "checkpoint_during" in kwargs:
-        from stepgraph.warnings import LangGraphDeprecatedSinceV10, deprecated_since
-
         deprecated_since(LangGraphDeprecatedSinceV10, "`checkpoint_during` is deprecated and will "
                          "be removed. Please use `durability` instead.", stacklevel=3)
         during = kwargs.pop("checkpoint_during")
@@ -281,14 +277,10 @@ def _raise_nested_interrupt(loop: RunLoop) -> None:
     if loop.status == "draining":
         _raise_drained(loop)
     if loop.parent_task is not None and loop.paused:
-        from stepgraph.errors import GraphInterrupt
-
         raise GraphInterrupt(tuple(loop.interrupts))
 
 
 def _raise_drained(loop: RunLoop) -> None:
-    from stepgraph.errors import GraphDrained
-
     control = loop.control
     raise GraphDrained((control.drain_reason if control is not None else None) or "shutdown")
 
@@ -297,7 +289,6 @@ def _result(loop: RunLoop, version: str, run: _Run) -> Any:
     _raise_nested_interrupt(loop)
     if version == "v2":
         from stepgraph.stream.typed_v2 import typed
-        from stepgraph.types import GraphOutput
 
         value = loop.read(loop.output_keys)
         if run.maps is not None:

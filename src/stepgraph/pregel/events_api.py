@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator, Iterator
 from contextlib import aclosing
 from typing import TYPE_CHECKING, Any
 
+from stepgraph.config import ensure_config, with_run_metadata
 from stepgraph.stream.events_v2 import INTERNAL_MODES, EventConverter, EventFilter
 
 if TYPE_CHECKING:
@@ -128,7 +129,6 @@ class _Events:
 
     def __init__(self, graph: Pregel, input: Any, config: Any, version: str,
                  kwargs: dict[str, Any]) -> None:
-        from stepgraph.config import ensure_config, with_run_metadata
 
         _check_version(version)
         self.filter = EventFilter(**{k: kwargs.pop(k) for k in _FILTERS if k in kwargs})

@@ -12,7 +12,10 @@ from collections.abc import Mapping, Sequence
 from types import GenericAlias
 from typing import Any
 
+from stepgraph.channels import Topic
 from stepgraph.channels.base import BaseChannel
+from stepgraph.channels.delta import DeltaChannel
+from stepgraph.config import ensure_config
 from stepgraph.constants import TASKS
 from stepgraph.engine.node import NodeBuilder, PregelNode
 from stepgraph.errors import GraphDefinitionError
@@ -21,6 +24,8 @@ from stepgraph.pregel.events_api import EventsAPI
 from stepgraph.pregel.schemas import SchemaAPI
 from stepgraph.pregel.state import StateAPI
 from stepgraph.pregel.validate import validate_pregel
+from stepgraph.types import Send
+from stepgraph.warnings import LangGraphDeprecatedSinceV10, deprecated_since
 
 __all__ = ["Pregel"]
 
@@ -65,12 +70,7 @@ class Pregel(PregelAPI, StateAPI, EventsAPI, SchemaAPI):
         stream_transformers: Sequence[Any] | None = None,
         **deprecated: Any,
     ) -> None:
-        from stepgraph.channels import Topic
-        from stepgraph.types import Send
-
         if "config_type" in deprecated:
-            from stepgraph.warnings import LangGraphDeprecatedSinceV10, deprecated_since
-
             deprecated_since(LangGraphDeprecatedSinceV10, "`config_type` is deprecated and will be "
                              "removed. Please use `context_schema` instead.")
             context_schema = context_schema or deprecated.pop("config_type")
@@ -157,8 +157,6 @@ class Pregel(PregelAPI, StateAPI, EventsAPI, SchemaAPI):
     def delta_keys(self) -> tuple[str, ...]:
         """The channels that are ``DeltaChannel``s (stored as writes, rebuilt on restore)."""
         if self._delta_keys is None:
-            from stepgraph.channels.delta import DeltaChannel
-
             self._delta_keys = tuple(
                 k for k, ch in self.channels.items() if isinstance(ch, DeltaChannel)
             )
@@ -215,8 +213,6 @@ class Pregel(PregelAPI, StateAPI, EventsAPI, SchemaAPI):
         return new
 
     def with_config(self, config: Any = None, **kwargs: Any) -> Pregel:
-        from stepgraph.config import ensure_config
-
         return self.copy(config=ensure_config(self.config, config, kwargs))
 
     def map(self) -> _EachInput:

@@ -9,9 +9,15 @@ when a schema is asked for; without it the JSON schemas come from type hints alo
 
 from __future__ import annotations
 
+import dataclasses
 import functools
+import types
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Union, get_args, get_origin, get_type_hints
+
+from stepgraph.channels.base import BaseChannel
+from stepgraph.config import RunnableConfig
+from stepgraph.warnings import LangGraphDeprecatedSinceV10, deprecated_since
 
 if TYPE_CHECKING:
     from stepgraph.pregel.main import Pregel
@@ -88,8 +94,6 @@ def type_jsonschema(typ: Any) -> dict[str, Any]:
 
 
 def _field_specs(pregel: Pregel, keys: Sequence[str], attr: str) -> dict[str, tuple[Any, Any]]:
-    from stepgraph.channels.base import BaseChannel
-
     out: dict[str, tuple[Any, Any]] = {}
     for key in keys:
         channel = pregel.channels.get(key)
@@ -99,15 +103,11 @@ def _field_specs(pregel: Pregel, keys: Sequence[str], attr: str) -> dict[str, tu
 
 
 def _channel_type(pregel: Pregel, key: str, attr: str) -> Any:
-    from stepgraph.channels.base import BaseChannel
-
     channel = pregel.channels.get(key)
     return getattr(channel, attr) if isinstance(channel, BaseChannel) else Any
 
 
 def _fallback_jsonschema(name: str, typ: Any) -> dict[str, Any]:
-    from stepgraph.graph.jsonschema import type_schema
-
     return {"title": name, **type_schema(typ)}
 
 
@@ -172,23 +172,15 @@ class SchemaAPI:
 
     def get_context_jsonschema(self: Pregel) -> dict[str, Any] | None:  # type: ignore[misc]
         """The JSON schema of the run ``context`` (``None`` without a ``context_schema``)."""
-        from stepgraph.graph.jsonschema import schema_json
-
         return None if self.context_schema is None else schema_json(self.context_schema)
 
     def config_schema(self: Pregel, *, include: Sequence[str] | None = None) -> Any:  # type: ignore[misc]
         """Deprecated: a pydantic model with the ``context_schema`` as ``configurable``."""
-        from stepgraph.warnings import LangGraphDeprecatedSinceV10, deprecated_since
-
         deprecated_since(LangGraphDeprecatedSinceV10, "`config_schema` is deprecated. Use "
                          "`get_context_jsonschema` for the relevant schema instead.")
         return self._config_model(include)
 
     def _config_model(self: Pregel, include: Sequence[str] | None) -> Any:  # type: ignore[misc]
-        from typing import get_type_hints
-
-        from stepgraph.config import RunnableConfig
-
         fields: dict[str, tuple[Any, Any]] = {}
         if self.context_schema is not None:
             fields["configurable"] = (self.context_schema, None)
@@ -200,8 +192,105 @@ class SchemaAPI:
 
     def get_config_jsonschema(self: Pregel, *, include: Sequence[str] | None = None) -> dict[str, Any]:  # type: ignore[misc]
         """Deprecated: the JSON schema of ``config_schema()``."""
-        from stepgraph.warnings import LangGraphDeprecatedSinceV10, deprecated_since
-
         deprecated_since(LangGraphDeprecatedSinceV10, "`get_config_jsonschema` is deprecated. "
                          "Use `get_context_jsonschema` instead.")
         return self._config_model(include).model_json_schema()
+
+
+# -- schemas from type hints alone (no pydantic) ----------------------------------------
+
+_SIMPLE = {str: "string", int: "integer", float: "number", bool: "boolean", type(None): "null"}
+
+
+def _simple(tp: Any) -> str | None:
+    try:
+        return _SIMPLE.get(tp)
+    except TypeError:  # a type hashing unhashable metadata (Annotated[..., DeltaChannel(...)])
+        return None
+
+
+def type_schema(tp: Any) -> dict[str, Any]:
+    while getattr(tp, "__metadata__", None) or getattr(get_origin(tp), "_name", None) in (
+        "NotRequired", "Required", "ReadOnly",
+    ):
+        tp = tp.__origin__ if getattr(tp, "__metadata__", None) else get_args(tp)[0]
+    simple = _simple(tp)
+    if simple is not None:
+        return {"type": simple}
+    origin = getattr(tp, "__origin__", None)
+    if origin in (list, tuple, set, frozenset) or tp in (list, tuple, set):
+        args = getattr(tp, "__args__", ())
+        out: dict[str, Any] = {"type": "array"}
+        if args and args[0] is not Ellipsis:
+            out["items"] = type_schema(args[0])
+        return out
+    if origin is dict or tp is dict:
+        return {"type": "object"}
+    return {}
+
+
+def schema_json(schema: Any) -> dict[str, Any]:
+    """A JSON schema for ``schema``: pydantic's when available, else built from hints."""
+    if hasattr(schema, "model_json_schema"):
+        return schema.model_json_schema()
+
+    if has_pydantic():
+        try:
+            return type_jsonschema(schema)
+        except Exception:  # a type pydantic cannot describe: fall back to the hints
+            pass
+    return hinted_schema(schema)
+
+
+def field_default(key: str, typ: Any, schema: Any) -> Any:
+    """The default a caller may omit ``key`` with (``...``: required): a dataclass field's
+    default, ``None`` for an optional type, else required."""
+    if dataclasses.is_dataclass(schema):
+        for f in dataclasses.fields(schema):
+            if f.name != key:
+                continue
+            if f.default is not dataclasses.MISSING and f.default is not Ellipsis:
+                return f.default
+            if f.default_factory is not dataclasses.MISSING:
+                return f.default_factory()
+    return None if _optional(typ) else ...
+
+
+def hinted_schema(schema: Any) -> dict[str, Any]:
+    """A JSON schema built from ``schema``'s type hints alone (no pydantic)."""
+    try:
+        hints = get_type_hints(schema, include_extras=True)
+    except Exception:
+        hints = getattr(schema, "__annotations__", {}) or {}
+    if dataclasses.is_dataclass(schema):
+        required = _dataclass_required(schema, hints)
+    else:
+        required = sorted(getattr(schema, "__required_keys__", ()))
+    out: dict[str, Any] = {
+        "title": getattr(schema, "__name__", "State"),
+        "type": "object",
+        "properties": {k: {"title": k.replace("_", " ").title(), **type_schema(v)} for k, v in hints.items()},
+    }
+    if required:
+        out["required"] = required
+    return out
+
+
+def _optional(tp: Any) -> bool:
+    if getattr(tp, "__metadata__", None):
+        tp = tp.__origin__
+    return get_origin(tp) in (Union, types.UnionType) and type(None) in get_args(tp)
+
+
+def _dataclass_required(schema: Any, hints: dict[str, Any]) -> list[str]:
+    """Dataclass fields a caller must give: no default (``...`` counts as none) and not
+    ``Optional`` (an optional field without a default defaults to ``None``)."""
+    out = []
+    for f in dataclasses.fields(schema):
+        has_default = f.default is not dataclasses.MISSING and f.default is not Ellipsis
+        if has_default or f.default_factory is not dataclasses.MISSING:
+            continue
+        if f.default is dataclasses.MISSING and _optional(hints.get(f.name)):
+            continue
+        out.append(f.name)
+    return out

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import is_dataclass
 from typing import TYPE_CHECKING, Any
 
+from stepgraph.errors import StepgraphError
+
 if TYPE_CHECKING:
     from stepgraph.engine.tasks import Task
     from stepgraph.pregel.main import Pregel
@@ -25,8 +27,6 @@ def resolve_checkpointer(graph: Pregel, config: Any, parent: Task | None) -> Any
         return None
     configurable = config.get("configurable") or {}
     if "thread_id" not in configurable:
-        from stepgraph.errors import StepgraphError
-
         raise StepgraphError(
             "Checkpointer requires one or more of the following 'configurable' keys: "
             "thread_id, checkpoint_ns, checkpoint_id",

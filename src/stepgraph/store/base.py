@@ -13,6 +13,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
+from stepgraph.checkpoint.serde.types import register_type
 from stepgraph.store._types import (
     NOT_PROVIDED,
     GetOp,
@@ -240,8 +241,6 @@ class BaseStore(ABC):
 
 def _register_serde() -> None:
     """Let checkpoints hold store items (state that carries search results, say)."""
-    from stepgraph.checkpoint.serde.types import register_type
-
     def encode(item: Item) -> dict[str, Any]:
         out = {
             "namespace": list(item.namespace), "key": item.key, "value": item.value,

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from stepgraph._running import current_task
 from stepgraph.constants import END
+from stepgraph.messages._merge import langchain_available
 
 if TYPE_CHECKING:
     from stepgraph.engine.loop import RunLoop
@@ -173,8 +174,6 @@ class EventConverter:
 
 def with_events_handler(loop: RunLoop, callbacks: Any) -> Any:
     """``callbacks`` plus this run's events handler (unchanged without langchain-core)."""
-    from stepgraph.messages._merge import langchain_available
-
     if not langchain_available():
         return callbacks
     handler = events_handler(loop)

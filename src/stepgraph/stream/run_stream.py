@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from stepgraph.stream._convert import convert_to_protocol_event
 from stepgraph.stream._mux import StreamMux
 from stepgraph.stream._types import ProtocolEvent
+from stepgraph.stream.interleave import interleave
 
 if TYPE_CHECKING:
     from stepgraph.stream.stream_channel import StreamChannel
@@ -149,8 +150,6 @@ class GraphRunStream(_RunState):
 
     def interleave(self, *names: str) -> Iterator[tuple[str, Any]]:
         """``(name, item)`` from several projections in the order their items arrived."""
-        from stepgraph.stream.interleave import interleave
-
         return interleave(self, names)
 
 

@@ -22,6 +22,8 @@ from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
 from stepgraph._running import current_task
+from stepgraph.constants import TAG_NOSTREAM
+from stepgraph.errors import GraphBubbleUp
 from stepgraph.messages._merge import langchain_available
 from stepgraph.stream.messages import swap_handler
 
@@ -75,8 +77,6 @@ def _handler_class() -> type:
         return _CLASS[0]
     from langchain_core.callbacks import BaseCallbackHandler
 
-    from stepgraph.constants import TAG_NOSTREAM
-    from stepgraph.errors import GraphBubbleUp
 
     class StreamToolCallHandler(BaseCallbackHandler):
         """Streams one run's tool calls to its ``tools`` mode, keyed by ``tool_call_id``."""

@@ -12,9 +12,9 @@ from stepgraph.channels.delta import DeltaChannel
 from stepgraph.channels.ephemeral_value import EphemeralValue
 from stepgraph.channels.last_value import LastValue
 from stepgraph.graph import StateGraph
-from stepgraph.graph.jsonschema import schema_json
 from stepgraph.graph.state_schema import managed_of
 from stepgraph.managed import RemainingSteps
+from stepgraph.pregel.schemas import schema_json
 
 
 class S(TypedDict):

@@ -58,7 +58,7 @@ def _graph_json(drawable: Any) -> dict[str, Any]:
 
 
 def _state_schema(graph: Any, name: str) -> dict[str, Any] | None:
-    from stepgraph.graph.jsonschema import schema_json
+    from stepgraph.pregel.schemas import schema_json
 
     builder = getattr(graph, "builder", None)
     schema = getattr(builder, "state_schema", None) if builder is not None else None

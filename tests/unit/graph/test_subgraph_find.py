@@ -1,12 +1,12 @@
-"""Which graphs a function node is found to call (``engine.subgraph_find``)."""
+"""Which graphs a function node is found to call (``graph.subgraph_find``)."""
 
 from __future__ import annotations
 
 import functools
 from typing import Any
 
-from stepgraph.engine.subgraph_find import find_subgraphs
 from stepgraph.graph import START, StateGraph
+from stepgraph.graph.subgraph_find import find_subgraphs
 
 
 def _graph(name: str) -> Any:

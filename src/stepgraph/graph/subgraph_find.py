@@ -22,6 +22,8 @@ import inspect
 import types
 from typing import Any
 
+from stepgraph.pregel.main import Pregel
+
 _LEAVES = (str, bytes, int, float, complex, bool, type(None), list, tuple, dict, set, frozenset,
            types.BuiltinFunctionType)
 _ATTR_OPS = frozenset({"LOAD_ATTR", "LOAD_METHOD"})
@@ -37,8 +39,6 @@ def find_subgraphs(fn: Any) -> list[Any]:
         glb = getattr(fn, "__globals__", None) or {}
         if not any(name in glb for name in code.co_names):
             return []  # no closure and no global it names: nothing to start from (most nodes)
-    from stepgraph.pregel.main import Pregel
-
     found: list[Any] = []
     seen: set[int] = set()
     while fn is not None and id(fn) not in seen:
