@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import pickle
 from typing import Any
 
 
@@ -21,5 +20,7 @@ def _freeze(value: Any, depth: int = 0) -> Any:
 
 def default_cache_key(*args: Any, **kwargs: Any) -> str:
     """A stable key for a node input: pickled after freezing dicts and sequences."""
+    import pickle  # only graphs with a CachePolicy use it
+
     frozen = (_freeze(args), _freeze(kwargs)) if kwargs else _freeze(args[0] if len(args) == 1 else args)
     return hashlib.blake2b(pickle.dumps(frozen, protocol=5), digest_size=16).hexdigest()

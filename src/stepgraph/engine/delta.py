@@ -11,9 +11,10 @@ they are stored (``stamp_message_ids``): a message rebuilt twice must be the sam
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
+
+from stepgraph.messages._dict import new_id
 
 if TYPE_CHECKING:
     from stepgraph.pregel.main import Pregel
@@ -75,9 +76,9 @@ def _stamp(item: Any) -> Any:
 
             return _lc.normalize([item])[0][0]
         if item.get("id") is None:
-            return {**item, "id": str(uuid.uuid4())}
+            return {**item, "id": new_id()}
         return item
     if hasattr(item, "content") and hasattr(item, "id") and hasattr(item, "type"):
         if item.id is None:
-            item.id = str(uuid.uuid4())
+            item.id = new_id()
     return item

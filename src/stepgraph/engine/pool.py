@@ -13,8 +13,10 @@ import contextvars
 import os
 import threading
 from collections.abc import Callable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future, ThreadPoolExecutor
 
 __all__ = ["ThreadWatch", "shared_pool", "submit", "watch_threads"]
 
@@ -28,6 +30,10 @@ def shared_pool() -> ThreadPoolExecutor:
     if _POOL is None:
         with _LOCK:
             if _POOL is None:
+                from concurrent.futures import (
+                    ThreadPoolExecutor,  # loaded by the first parallel step
+                )
+
                 workers = int(os.environ.get("STEPGRAPH_MAX_THREADS", "0")) or min(
                     64, (os.cpu_count() or 1) * 4 + 8
                 )

@@ -21,12 +21,12 @@ or the node see. Graph handlers are told when the run resumes and when the root 
 from __future__ import annotations
 
 import copy
-import logging
 import os
 import sys
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
+from stepgraph._logs import LazyLogger
 from stepgraph.errors import GraphDrained
 from stepgraph.messages._merge import langchain_available
 
@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from stepgraph.engine.loop import RunLoop
     from stepgraph.engine.tasks import Task
 
-logger = logging.getLogger(__name__)
+logger = LazyLogger(__name__)
 
 _ENV_SWITCHES = ("LANGSMITH_TRACING", "LANGSMITH_TRACING_V2", "LANGCHAIN_TRACING_V2",
                  "LANGCHAIN_TRACING")

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable, Hashable, Sequence
 from typing import Any, Generic, TypeVar, get_args, get_origin, get_type_hints
 
+from stepgraph._logs import LazyLogger
 from stepgraph.constants import END, NS_END, NS_SEP, START
 from stepgraph.engine.callable import callable_name, coerce_callable
 from stepgraph.errors import GraphDefinitionError
@@ -20,7 +20,7 @@ from stepgraph.warnings import (
     deprecated_since,
 )
 
-logger = logging.getLogger(__name__)
+logger = LazyLogger(__name__)
 
 StateT = TypeVar("StateT")
 ContextT = TypeVar("ContextT")

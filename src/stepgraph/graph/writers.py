@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from stepgraph._logs import LazyLogger
 from stepgraph._updates import is_update_object, object_to_dict, update_as_tuples
 from stepgraph.constants import BRANCH_PREFIX, END, ROOT, TASKS
 from stepgraph.engine.node import Writer
@@ -16,7 +16,7 @@ from stepgraph.types import Command, Send
 if TYPE_CHECKING:
     from stepgraph.engine.tasks import Task
 
-logger = logging.getLogger(__name__)
+logger = LazyLogger(__name__)
 
 
 def unknown_target(task: Task, what: str, target: str) -> InvalidUpdateError:

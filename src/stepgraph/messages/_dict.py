@@ -13,7 +13,6 @@ the copy gets a fresh ``uuid4`` string id.
 from __future__ import annotations
 
 import sys
-import uuid
 from collections.abc import Iterable
 from typing import Any, Final, NotRequired, TypedDict
 
@@ -106,7 +105,10 @@ _LC_FIELDS: Final = (
 """Optional ``BaseMessage`` fields copied into the dict when set (non-empty)."""
 
 
-def _new_id() -> str:
+def new_id() -> str:
+    """A fresh message id (``uuid4``; ``uuid`` is imported on the first one)."""
+    import uuid
+
     return str(uuid.uuid4())
 
 
@@ -138,7 +140,7 @@ def _from_langchain(message: Any) -> dict[str, Any]:
     if getattr(message, "status", "success") != "success":
         out["status"] = message.status
     if out["id"] is None:
-        out["id"] = _new_id()
+        out["id"] = new_id()
     return out
 
 
@@ -163,10 +165,10 @@ def to_message_dict(message: Any) -> dict[str, Any]:
         elif is_remove(message):
             raise ValueError(f"A remove message needs an 'id', got {message!r}")
         elif "role" in message or "type" in message:
-            return {**message, "id": _new_id()}
+            return {**message, "id": new_id()}
         raise ValueError(f"Message dict must contain a 'role' or 'type' key, got {message!r}")
     if isinstance(message, str):
-        return {"role": "user", "content": message, "id": _new_id()}
+        return {"role": "user", "content": message, "id": new_id()}
     if isinstance(message, (tuple, list)):
         if len(message) != 2 or not isinstance(message[0], str):
             raise ValueError(f"A message tuple must be (role, content), got {message!r}")
@@ -175,7 +177,7 @@ def to_message_dict(message: Any) -> dict[str, Any]:
             raise ValueError(
                 f"Unknown message role {message[0]!r}; expected one of {sorted(_TUPLE_ROLES)}"
             )
-        return {"role": role, "content": message[1], "id": _new_id()}
+        return {"role": role, "content": message[1], "id": new_id()}
     if _is_langchain_message(message):
         return _from_langchain(message)
     raise TypeError(

@@ -9,12 +9,12 @@ writes to the run's ``events`` stream mode.
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from stepgraph._running import current_task
 from stepgraph.constants import END
+from stepgraph.messages._dict import new_id
 from stepgraph.messages._merge import langchain_available
 
 if TYPE_CHECKING:
@@ -56,7 +56,7 @@ class EventConverter:
     def __init__(self, graph_name: str, graph_input: Any, run_id: str | None = None,
                  chunk_mode: str = "updates", metadata: dict[str, Any] | None = None) -> None:
         self.graph_name = graph_name
-        self.run_id = str(run_id) if run_id else str(uuid.uuid4())
+        self.run_id = str(run_id) if run_id else new_id()
         self.chunk_mode = chunk_mode
         """What the graph's ``on_chain_stream`` chunks are: ``updates`` or ``values``."""
         self.metadata = dict(metadata or {})

@@ -55,7 +55,6 @@ from __future__ import annotations
 
 import dataclasses
 import sys
-import uuid
 import weakref
 from collections.abc import Awaitable, Callable, Sequence
 from contextvars import ContextVar
@@ -63,6 +62,7 @@ from typing import TYPE_CHECKING, Any
 
 from stepgraph._running import current_task
 from stepgraph.config import METADATA_FROM_CONFIGURABLE
+from stepgraph.messages._dict import new_id
 from stepgraph.messages._merge import langchain_available
 
 if TYPE_CHECKING:
@@ -125,7 +125,7 @@ class _RunMessages:
         if dedupe and mid is not None and mid in self.seen:
             return
         if mid is None:
-            mid = str(uuid.uuid4())
+            mid = new_id()
             message.id = mid
         self.seen.add(mid)
         self.sink.emit(self.ns, MODE, (message, metadata))
@@ -342,7 +342,7 @@ def push_token(token: Any, *, message_id: str | None = None, metadata: dict[str,
     task = _running("push_token")
     mid = message_id or (token.get("id") if isinstance(token, dict) else getattr(token, "id", None))
     if not mid:
-        mid = str(uuid.uuid4())
+        mid = new_id()
     if MODE not in task.run.sink.modes:
         return mid
     if isinstance(token, str):
@@ -373,13 +373,13 @@ def push_message(message: Any, *, metadata: dict[str, Any] | None = None) -> Any
     task = _running("push_message")
     if isinstance(message, dict):
         if not message.get("id"):
-            message = {**message, "id": str(uuid.uuid4())}
+            message = {**message, "id": new_id()}
     elif not (hasattr(message, "content") and hasattr(message, "id")):
         raise TypeError(
             f"push_message() takes a dict or a langchain-core message, got {type(message).__name__}"
         )
     elif message.id is None:
-        message.id = str(uuid.uuid4())
+        message.id = new_id()
     if MODE in task.run.sink.modes:
         _push(task, message, metadata)
     return message
