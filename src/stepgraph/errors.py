@@ -10,6 +10,7 @@ Exception tree::
     ├── GraphDefinitionError(ValueError)  SG1xx  building / compiling a graph
     ├── InvalidUpdateError                SG2xx  a write a channel cannot take
     ├── EmptyInputError                   SG301  no input for a new run
+    ├── UnsupportedArgumentError(TypeError) SG311/SG312 an argument or value not supported
     ├── TaskNotFound
     ├── EmptyChannelError                 reading an empty channel (internal, rarely user-facing)
     ├── NodeTimeoutError                  SG305  a node ran past its timeout
@@ -28,7 +29,7 @@ drop-in alias (``stepgraph.compat``, SG610-SG614).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from enum import Enum
 from typing import TYPE_CHECKING, Any
 
@@ -55,6 +56,7 @@ __all__ = [
     "ParentCommand",
     "StepgraphError",
     "TaskNotFound",
+    "UnsupportedArgumentError",
     "create_error_message",
 ]
 
@@ -98,6 +100,23 @@ class StepgraphError(Exception):
         if args and isinstance(args[0], str) and code is not None:
             args = (format_error(self.code, args[0], hint), *args[1:])
         super().__init__(*args)
+
+
+class UnsupportedArgumentError(StepgraphError, TypeError):
+    """An argument stepgraph does not take, or a value it does not support (SG311 unknown
+    keyword argument, SG312 unsupported value): refused, never silently ignored. A
+    ``TypeError``, as Python's own for an unexpected keyword argument."""
+
+    code = "SG311"
+
+
+def refuse_kwargs(where: str, kwargs: Mapping[str, Any], hint: str | None = None) -> None:
+    """Raise ``UnsupportedArgumentError`` (SG311) naming every key of ``kwargs``, if any."""
+    if kwargs:
+        raise UnsupportedArgumentError(
+            f"{where} got unexpected keyword argument(s): {', '.join(sorted(kwargs))}",
+            code="SG311", hint=hint or "remove them (see the method's signature)",
+        )
 
 
 class ForeignGraphError(StepgraphError, TypeError):

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from typing_extensions import TypeVar
+from typing_extensions import TypedDict, TypeVar
 
-__all__ = ["ContextT", "ContextT_contra", "InputT", "NodeInputT", "NodeInputT_contra", "OutputT",
+__all__ = ["ContextT", "ContextT_contra", "DeprecatedKwargs", "InputT", "NodeInputT", "NodeInputT_contra", "OutputT",
            "StateLike", "StateT", "StateT_co", "StateT_contra"]
 
 StateLike = Any
@@ -25,3 +25,10 @@ InputT = TypeVar("InputT", bound=StateLike, default=StateT)
 OutputT = TypeVar("OutputT", bound=StateLike, default=StateT)
 NodeInputT = TypeVar("NodeInputT", bound=StateLike)
 NodeInputT_contra = TypeVar("NodeInputT_contra", bound=StateLike, contravariant=True)
+
+
+class DeprecatedKwargs(TypedDict):
+    """The extra keyword arguments of ``stream``/``invoke``... (``**kwargs: Unpack[...]``):
+    none, as in LangGraph, so a type checker flags any. At run time the deprecated
+    ``checkpoint_during`` is still mapped onto ``durability`` (with a warning); any other is
+    refused with ``UnsupportedArgumentError`` (SG311)."""

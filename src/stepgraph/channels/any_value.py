@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Generic, Self
 
-from stepgraph.channels.base import BaseChannel, Value
+from stepgraph.channels.base import BaseChannel, IdleKind, Value
 from stepgraph.constants import MISSING
 from stepgraph.errors import EmptyChannelError
 
@@ -22,6 +22,9 @@ class AnyValue(Generic[Value], BaseChannel[Value, Value, Value]):
     """
 
     __slots__ = ("value",)
+
+    def idle_kind(self) -> IdleKind:
+        return "volatile"
 
     def __init__(self, typ: Any, key: str = "") -> None:
         super().__init__(typ, key)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from typing import Any, Generic, Self, TypeVar
+from typing import Any, Generic, Literal, Self, TypeAlias, TypeVar
 
 from stepgraph.constants import MISSING
 from stepgraph.errors import EmptyChannelError
@@ -13,7 +13,10 @@ Value = TypeVar("Value")
 Update = TypeVar("Update")
 Checkpoint = TypeVar("Checkpoint")
 
-__all__ = ["BaseChannel", "EmptyChannelError"]
+__all__ = ["BaseChannel", "EmptyChannelError", "IdleKind"]
+
+IdleKind: TypeAlias = Literal["steady", "volatile", "finish", "unknown"]
+"""What a channel does in a step that wrote nothing to it (``BaseChannel.idle_kind``)."""
 
 
 class BaseChannel(Generic[Value, Update, Checkpoint], ABC):
@@ -27,9 +30,28 @@ class BaseChannel(Generic[Value, Update, Checkpoint], ABC):
 
     __slots__ = ("key", "typ")
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "idle_kind" not in cls.__dict__:
+            # a subclass that does not state its idle behaviour makes no promise: its
+            # parent's (say LastValue's "steady") may not hold for its own update()
+            cls.idle_kind = BaseChannel.idle_kind  # type: ignore[method-assign]
+
     def __init__(self, typ: Any, key: str = "") -> None:
         self.typ = typ
         self.key = key
+
+    def idle_kind(self) -> IdleKind:
+        """What ``update([])`` / ``finish()`` do in a step that wrote nothing here, so the
+        engine visits only the channels that can change on their own:
+
+        * ``"steady"``: nothing (the value stays until written);
+        * ``"volatile"``: ``update([])`` may change it (an ephemeral value clears);
+        * ``"finish"``: only ``finish()``, when the run would stop, may change it;
+        * ``"unknown"`` (the default, and for any subclass that does not define this method
+          itself): either may, so both are called.
+        """
+        return "unknown"
 
     def __repr__(self) -> str:
         value = self.get() if self.is_available() else MISSING

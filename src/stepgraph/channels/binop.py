@@ -10,7 +10,7 @@ from typing import Any, Generic, Self
 import typing_extensions
 
 from stepgraph.channels._errors import too_many_overwrites
-from stepgraph.channels.base import BaseChannel, Value
+from stepgraph.channels.base import BaseChannel, IdleKind, Value
 from stepgraph.constants import MISSING, OVERWRITE_KEY
 from stepgraph.errors import EmptyChannelError
 from stepgraph.types import Overwrite
@@ -106,6 +106,9 @@ class BinaryOperatorAggregate(Generic[Value], BaseChannel[Value, Value, Value]):
     """
 
     __slots__ = ("value", "operator", "_factory")
+
+    def idle_kind(self) -> IdleKind:
+        return "steady"
 
     def __init__(
         self, typ: Any, operator: Callable[[Value, Value], Value], *, key: str = ""

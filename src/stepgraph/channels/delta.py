@@ -23,7 +23,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, Generic, Self
 
 from stepgraph.channels._errors import too_many_overwrites
-from stepgraph.channels.base import BaseChannel, Value
+from stepgraph.channels.base import BaseChannel, IdleKind, Value
 from stepgraph.channels.binop import get_overwrite, initial_factory, operators_equal
 from stepgraph.constants import MISSING
 from stepgraph.errors import EmptyChannelError
@@ -44,6 +44,9 @@ class DeltaChannel(Generic[Value], BaseChannel[Any, Any, Any]):
     """
 
     __slots__ = ("value", "reducer", "snapshot_frequency", "pending")
+
+    def idle_kind(self) -> IdleKind:
+        return "steady"
 
     def __init__(
         self,

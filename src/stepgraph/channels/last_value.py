@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Any, Generic, Self
 
 from stepgraph.channels._errors import too_many_values
-from stepgraph.channels.base import BaseChannel, Value
+from stepgraph.channels.base import BaseChannel, IdleKind, Value
 from stepgraph.channels.last_value_after_finish import LastValueAfterFinish
 from stepgraph.constants import MISSING
 from stepgraph.errors import EmptyChannelError
@@ -24,6 +24,9 @@ class LastValue(Generic[Value], BaseChannel[Value, Value, Value]):
     """
 
     __slots__ = ("value",)
+
+    def idle_kind(self) -> IdleKind:
+        return "steady"
 
     def __init__(self, typ: Any, key: str = "") -> None:
         super().__init__(typ, key)

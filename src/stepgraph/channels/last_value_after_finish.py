@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Generic, Self
 
-from stepgraph.channels.base import BaseChannel, Value
+from stepgraph.channels.base import BaseChannel, IdleKind, Value
 from stepgraph.constants import MISSING
 from stepgraph.errors import EmptyChannelError
 
@@ -23,6 +23,9 @@ class LastValueAfterFinish(Generic[Value], BaseChannel[Value, Value, tuple[Value
     """
 
     __slots__ = ("value", "finished")
+
+    def idle_kind(self) -> IdleKind:
+        return "finish"
 
     def __init__(self, typ: Any, key: str = "") -> None:
         super().__init__(typ, key)

@@ -6,7 +6,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any, Generic, Self
 
 from stepgraph.channels._errors import unknown_name
-from stepgraph.channels.base import BaseChannel, Value
+from stepgraph.channels.base import BaseChannel, IdleKind, Value
 from stepgraph.channels.named_barrier_value_after_finish import NamedBarrierValueAfterFinish
 from stepgraph.constants import MISSING
 from stepgraph.errors import EmptyChannelError
@@ -27,6 +27,9 @@ class NamedBarrierValue(Generic[Value], BaseChannel[Value, Value, set[Value]]):
     """
 
     __slots__ = ("names", "seen")
+
+    def idle_kind(self) -> IdleKind:
+        return "steady"
 
     def __init__(self, typ: Any, names: Iterable[Value], *, key: str = "") -> None:
         super().__init__(typ, key)

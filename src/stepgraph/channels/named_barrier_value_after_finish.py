@@ -6,7 +6,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any, Generic, Self
 
 from stepgraph.channels._errors import unknown_name
-from stepgraph.channels.base import BaseChannel, Value
+from stepgraph.channels.base import BaseChannel, IdleKind, Value
 from stepgraph.constants import MISSING
 from stepgraph.errors import EmptyChannelError
 
@@ -26,6 +26,9 @@ class NamedBarrierValueAfterFinish(
     """
 
     __slots__ = ("names", "seen", "finished")
+
+    def idle_kind(self) -> IdleKind:
+        return "finish"
 
     def __init__(self, typ: Any, names: Iterable[Value], *, key: str = "") -> None:
         super().__init__(typ, key)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Generic, Self, Union
 
-from stepgraph.channels.base import BaseChannel, Value
+from stepgraph.channels.base import BaseChannel, IdleKind, Value
 from stepgraph.constants import MISSING
 from stepgraph.errors import EmptyChannelError
 
@@ -25,6 +25,10 @@ class Topic(Generic[Value], BaseChannel[Sequence[Value], Value | list[Value], li
     """
 
     __slots__ = ("values", "accumulate")
+
+    def idle_kind(self) -> IdleKind:
+        """Accumulating topics keep their values; the others empty at the next step."""
+        return "steady" if self.accumulate else "volatile"
 
     # ``values`` is never mutated in place (each change binds a new list), so copies and
     # checkpoints can share it safely.

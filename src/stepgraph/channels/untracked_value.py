@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Any, Generic, Self
 
 from stepgraph.channels._errors import guard_violated
-from stepgraph.channels.base import BaseChannel, Value
+from stepgraph.channels.base import BaseChannel, IdleKind, Value
 from stepgraph.constants import MISSING
 from stepgraph.errors import EmptyChannelError
 
@@ -25,6 +25,9 @@ class UntrackedValue(Generic[Value], BaseChannel[Value, Value, Value]):
     """
 
     __slots__ = ("value", "guard")
+
+    def idle_kind(self) -> IdleKind:
+        return "steady"
 
     def __init__(self, typ: Any, guard: bool = True, *, key: str = "") -> None:
         super().__init__(typ, key)

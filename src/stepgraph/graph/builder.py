@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Sequence
-from typing import Any, Generic, TypeVar, get_args, get_origin, get_type_hints
+from typing import TYPE_CHECKING, Any, Generic, get_args, get_origin, get_type_hints
+
+from typing_extensions import Unpack
 
 from stepgraph._logs import LazyLogger
 from stepgraph.constants import END, NS_END, NS_SEP, START
 from stepgraph.engine.callable import callable_name, coerce_callable
-from stepgraph.errors import GraphDefinitionError
+from stepgraph.errors import GraphDefinitionError, refuse_kwargs
 from stepgraph.graph.branch import BranchSpec
 from stepgraph.graph.compile import compile_graph
 from stepgraph.graph.state_schema import SchemaInfo, input_schema_of, merge_channel
 from stepgraph.graph.validate import validate_builder
-from stepgraph.types import Command, TimeoutPolicy
+from stepgraph.types import All, Checkpointer, Command, TimeoutPolicy
+from stepgraph.typing import ContextT, DeprecatedKwargs, InputT, OutputT, StateT
 from stepgraph.warnings import (
     LangGraphDeprecatedSinceV05,
     LangGraphDeprecatedSinceV10,
@@ -22,10 +25,10 @@ from stepgraph.warnings import (
 
 logger = LazyLogger(__name__)
 
-StateT = TypeVar("StateT")
-ContextT = TypeVar("ContextT")
-InputT = TypeVar("InputT")
-OutputT = TypeVar("OutputT")
+if TYPE_CHECKING:
+    from stepgraph.cache.base import BaseCache
+    from stepgraph.graph.compile import CompiledStateGraph
+    from stepgraph.store.base import BaseStore
 
 __all__ = ["StateGraph", "StateNodeSpec"]
 
@@ -256,12 +259,22 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
         return self
 
     def compile(
-        self, checkpointer: Any = None, *, cache: Any = None, store: Any = None,
-        interrupt_before: Any = None, interrupt_after: Any = None, debug: bool = False,
-        name: str | None = None, transformers: Any = None, **kwargs: Any,
-    ) -> Any:
+        self,
+        checkpointer: Checkpointer = None,
+        *,
+        cache: BaseCache[Any] | None = None,
+        store: BaseStore | None = None,
+        interrupt_before: All | list[str] | None = None,
+        interrupt_after: All | list[str] | None = None,
+        debug: bool = False,
+        name: str | None = None,
+        transformers: Sequence[Callable[[tuple[str, ...]], Any]] | None = None,
+        **kwargs: Unpack[DeprecatedKwargs],
+    ) -> CompiledStateGraph[StateT, ContextT, InputT, OutputT]:
         """Validate and build the runnable graph (a ``CompiledStateGraph``). ``transformers``:
-        stream transformer factories of its ``stream_events(version="v3")`` runs."""
+        stream transformer factories of its ``stream_events(version="v3")`` runs. Any other
+        keyword argument is refused (``UnsupportedArgumentError``, SG311)."""
+        refuse_kwargs("compile()", kwargs)
         graph = compile_graph(
             self, checkpointer=checkpointer, cache=cache, store=store,
             interrupt_before=interrupt_before, interrupt_after=interrupt_after, debug=debug,
@@ -288,9 +301,7 @@ def _legacy_node_kwargs(kwargs: dict[str, Any], input_schema: Any, retry_policy:
 
 
 def _refuse_unknown(where: str, kwargs: dict[str, Any], handled: tuple[str, ...] = ()) -> None:
-    unknown = sorted(k for k in kwargs if k not in handled)
-    if unknown:
-        raise TypeError(f"{where} got unexpected keyword argument(s): {', '.join(unknown)}")
+    refuse_kwargs(where, {k: v for k, v in kwargs.items() if k not in handled})
 
 
 def _command_ends(action: Any) -> tuple[str, ...] | None:

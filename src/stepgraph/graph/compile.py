@@ -28,12 +28,13 @@ from stepgraph.graph.writers import EdgeWriter, StartWriter, StateUpdateWriter
 from stepgraph.pregel.main import Pregel
 from stepgraph.pregel.schemas import schema_json
 from stepgraph.types import TimeoutPolicy, ensure_valid_checkpointer
+from stepgraph.typing import ContextT, InputT, OutputT, StateT
 
 if TYPE_CHECKING:
     from stepgraph.graph.builder import StateGraph
 
 
-class CompiledStateGraph(Pregel):
+class CompiledStateGraph(Pregel[StateT, ContextT, InputT, OutputT]):
     """A compiled ``StateGraph``: run it with ``invoke``/``stream``/``ainvoke``/``astream``."""
 
     builder: StateGraph

@@ -48,8 +48,9 @@ class EventsAPI:
         self: Pregel, input: Any, config: Any, version: str, kwargs: dict[str, Any],  # type: ignore[misc]
     ) -> AsyncIterator[dict[str, Any]]:
         events = _Events(self, input, config, version, kwargs)
-        parts = self.astream(input, config, stream_mode=INTERNAL_MODES, subgraphs=True,
-                             _raw_parts=True, **kwargs)
+        parts = self._astream_parts(
+            input, config, {**kwargs, "stream_mode": INTERNAL_MODES, "subgraphs": True},
+            "astream_events")
         # As in LangGraph the run goes on while the consumer holds an event; a consumer
         # that stops (or is cancelled) cancels it, and waits for its last save.
         import asyncio  # here, not at the top: ``import stepgraph`` stays free of asyncio
@@ -91,8 +92,9 @@ class EventsAPI:
     ) -> Iterator[dict[str, Any]]:
         events = _Events(self, input, config, version, kwargs)
         yield from events.start()
-        for part in self.stream(input, config, stream_mode=INTERNAL_MODES, subgraphs=True,
-                                _raw_parts=True, **kwargs):
+        for part in self._stream_parts(
+                input, config, {**kwargs, "stream_mode": INTERNAL_MODES, "subgraphs": True},
+                "stream_events"):
             yield from events.convert(part)
         yield from events.end()
 
@@ -129,7 +131,6 @@ class _Events:
 
     def __init__(self, graph: Pregel, input: Any, config: Any, version: str,
                  kwargs: dict[str, Any]) -> None:
-
         _check_version(version)
         self.filter = EventFilter(**{k: kwargs.pop(k) for k in _FILTERS if k in kwargs})
         metadata = with_run_metadata(ensure_config(graph.config, config))["metadata"]

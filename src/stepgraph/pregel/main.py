@@ -9,7 +9,6 @@ Repeat until no node is triggered, an interrupt fires, or ``recursion_limit`` is
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from types import GenericAlias
 from typing import Any
 
 from stepgraph.channels import Topic
@@ -25,23 +24,18 @@ from stepgraph.pregel.schemas import SchemaAPI
 from stepgraph.pregel.state import StateAPI
 from stepgraph.pregel.validate import validate_pregel
 from stepgraph.types import Send
+from stepgraph.typing import ContextT, InputT, OutputT, StateT
 from stepgraph.warnings import LangGraphDeprecatedSinceV10, deprecated_since
 
 __all__ = ["Pregel"]
 
-_STATIC_KINDS = ("LastValue", "BinaryOperatorAggregate", "NamedBarrierValue", "UntrackedValue",
-                 "DeltaChannel")
-_FINISH_KINDS = ("LastValueAfterFinish", "NamedBarrierValueAfterFinish")
-
-
-class Pregel(PregelAPI, StateAPI, EventsAPI, SchemaAPI):
+class Pregel(PregelAPI[StateT, ContextT, InputT, OutputT], StateAPI, EventsAPI, SchemaAPI):
     """A graph runtime built from channels and nodes (what ``StateGraph.compile`` returns).
 
-    Use ``invoke``/``stream`` (and ``ainvoke``/``astream``) to run it. Subscriptable in
-    annotations as LangGraph's generic ``Pregel[StateT, ContextT, InputT, OutputT]`` is.
+    Use ``invoke``/``stream`` (and ``ainvoke``/``astream``) to run it. Generic, as
+    LangGraph's ``Pregel[StateT, ContextT, InputT, OutputT]``: ``input`` is typed
+    ``InputT | Command | None``, ``context`` ``ContextT | None``.
     """
-
-    __class_getitem__ = classmethod(GenericAlias)
 
     def __init__(
         self,
@@ -167,15 +161,11 @@ class Pregel(PregelAPI, StateAPI, EventsAPI, SchemaAPI):
         if self._kinds is None:
             volatile, finishable = [], []
             for key, ch in self.channels.items():
-                kind = type(ch).__name__
-                if kind in _FINISH_KINDS:
-                    finishable.append(key)
-                elif kind == "Topic" and getattr(ch, "accumulate", False):
-                    continue
-                elif kind not in _STATIC_KINDS:
+                kind = ch.idle_kind() if isinstance(ch, BaseChannel) else "unknown"
+                if kind in ("volatile", "unknown"):
                     volatile.append(key)
-                    if not type(ch).__module__.startswith("stepgraph."):
-                        finishable.append(key)
+                if kind in ("finish", "unknown"):
+                    finishable.append(key)
             self._kinds = (tuple(volatile), tuple(finishable))
         return self._kinds
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from stepgraph.config import ensure_config
+from stepgraph.config import RunnableConfig, ensure_config
 from stepgraph.engine.delta import aload_history, load_history
 from stepgraph.engine.snapshot import snapshot
 from stepgraph.engine.timetravel import recast_ns, with_checkpoint_map
@@ -18,7 +18,7 @@ from stepgraph.errors import InvalidUpdateError, StepgraphError
 
 if TYPE_CHECKING:
     from stepgraph.pregel.main import Pregel
-    from stepgraph.types import StateSnapshot
+    from stepgraph.types import StateSnapshot, StateUpdate
 
 _COPY = "__copy__"
 
@@ -59,7 +59,7 @@ def _normalize(supersteps: Sequence[Sequence[Any]]) -> list[list[tuple[Any, Any,
 class StateAPI:
     """Mixin of ``Pregel``: reading and changing a thread's saved state."""
 
-    def get_state(self: Pregel, config: Any, *, subgraphs: bool = False) -> StateSnapshot:  # type: ignore[misc]
+    def get_state(self: Pregel, config: RunnableConfig, *, subgraphs: bool = False) -> StateSnapshot:  # type: ignore[misc]
         """The state at the latest (or the given ``checkpoint_id``) checkpoint of a thread.
 
         With ``subgraphs=True`` each pending subgraph task carries the child's snapshot in
@@ -69,7 +69,7 @@ class StateAPI:
         config = _config(self, config)
         return _read_state(_target(self, config), config, _saver(self), subgraphs)
 
-    async def aget_state(self: Pregel, config: Any, *, subgraphs: bool = False) -> StateSnapshot:  # type: ignore[misc]
+    async def aget_state(self: Pregel, config: RunnableConfig, *, subgraphs: bool = False) -> StateSnapshot:  # type: ignore[misc]
         """Async twin of ``get_state``."""
         config = _config(self, config)
         return await _aread_state(_target(self, config), config, _saver(self), subgraphs)
@@ -94,8 +94,8 @@ class StateAPI:
             yield item
 
     def get_state_history(
-        self: Pregel, config: Any, *, filter: dict[str, Any] | None = None,  # type: ignore[misc]
-        before: Any = None, limit: int | None = None,
+        self: Pregel, config: RunnableConfig, *, filter: dict[str, Any] | None = None,  # type: ignore[misc]
+        before: RunnableConfig | None = None, limit: int | None = None,
     ) -> Iterator[StateSnapshot]:
         """Snapshots of a thread, newest first."""
         saver = _saver(self)
@@ -107,8 +107,8 @@ class StateAPI:
                            delta=load_history(saver, graph, saved))
 
     async def aget_state_history(
-        self: Pregel, config: Any, *, filter: dict[str, Any] | None = None,  # type: ignore[misc]
-        before: Any = None, limit: int | None = None,
+        self: Pregel, config: RunnableConfig, *, filter: dict[str, Any] | None = None,  # type: ignore[misc]
+        before: RunnableConfig | None = None, limit: int | None = None,
     ) -> AsyncIterator[StateSnapshot]:
         saver = _saver(self)
         config = _history_config(self, config)
@@ -118,7 +118,7 @@ class StateAPI:
             yield snapshot(graph, config, saver, saved, apply_pending=False,
                            delta=await aload_history(saver, graph, saved))
 
-    def bulk_update_state(self: Pregel, config: Any, supersteps: Sequence[Sequence[Any]]) -> Any:  # type: ignore[misc]
+    def bulk_update_state(self: Pregel, config: RunnableConfig, supersteps: Sequence[Sequence[StateUpdate]]) -> RunnableConfig:  # type: ignore[misc]
         """Apply several supersteps of updates; returns the config of the last checkpoint."""
         saver = _saver(self)
         config = _config(self, config)
@@ -143,7 +143,7 @@ class StateAPI:
             saved = saver.get_tuple(config)
         return config
 
-    async def abulk_update_state(self: Pregel, config: Any, supersteps: Sequence[Sequence[Any]]) -> Any:  # type: ignore[misc]
+    async def abulk_update_state(self: Pregel, config: RunnableConfig, supersteps: Sequence[Sequence[StateUpdate]]) -> RunnableConfig:  # type: ignore[misc]
         saver = _saver(self)
         config = _config(self, config)
         steps = _normalize(supersteps)
@@ -167,13 +167,16 @@ class StateAPI:
             saved = await saver.aget_tuple(config)
         return config
 
-    def update_state(self: Pregel, config: Any, values: Any, as_node: str | None = None,  # type: ignore[misc]
-                     task_id: str | None = None) -> Any:
+    def update_state(self: Pregel, config: RunnableConfig,  # type: ignore[misc]
+                     values: dict[str, Any] | Any | None, as_node: str | None = None,
+                     task_id: str | None = None) -> RunnableConfig:
         """Apply ``values`` as if ``as_node`` returned them; returns the new checkpoint's config."""
         return self.bulk_update_state(config, [[(values, as_node, task_id)]])
 
-    async def aupdate_state(self: Pregel, config: Any, values: Any, as_node: str | None = None,  # type: ignore[misc]
-                            task_id: str | None = None) -> Any:
+    async def aupdate_state(self: Pregel, config: RunnableConfig,  # type: ignore[misc]
+                            values: dict[str, Any] | Any | None, as_node: str | None = None,
+                            task_id: str | None = None) -> RunnableConfig:
+        """Async twin of ``update_state``."""
         return await self.abulk_update_state(config, [[(values, as_node, task_id)]])
 
 

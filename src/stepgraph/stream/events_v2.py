@@ -9,6 +9,7 @@ writes to the run's ``events`` stream mode.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -181,10 +182,10 @@ def with_events_handler(loop: RunLoop, callbacks: Any) -> Any:
     if callbacks is None:
         return [handler]
     if isinstance(callbacks, list):
-        return [*(h for h in callbacks if type(h).__name__ != kind.__name__), handler]
+        return [*(h for h in callbacks if not isinstance(h, kind)), handler]
     manager = callbacks.copy()
     for h in [*manager.handlers, *manager.inheritable_handlers]:
-        if type(h).__name__ == kind.__name__:
+        if isinstance(h, kind):
             manager.remove_handler(h)
     manager.add_handler(handler, inherit=True)
     return manager
@@ -199,7 +200,9 @@ def events_handler(loop: RunLoop) -> Any:
     return handler
 
 
+@functools.cache
 def _handler_class() -> type:
+    """The handler class (made once: it subclasses langchain-core's, imported on use)."""
     from langchain_core.callbacks import BaseCallbackHandler
 
     class StreamEventsHandler(BaseCallbackHandler):
