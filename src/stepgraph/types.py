@@ -20,6 +20,7 @@ from stepgraph._running import current_task
 from stepgraph._updates import update_as_tuples
 from stepgraph.constants import OVERWRITE_KEY as _OVERWRITE_KEY
 from stepgraph.errors import ForeignGraphError, GraphInterrupt, StepgraphError
+from stepgraph.typing import OutputT
 from stepgraph.warnings import (
     LangGraphDeprecatedSinceV10,
     LangGraphDeprecatedSinceV11,
@@ -362,10 +363,10 @@ class StateUpdate(NamedTuple):
 
 
 @dataclass(slots=True)
-class GraphOutput:
+class GraphOutput(Generic[OutputT]):
     """What ``invoke(..., version="v2")`` returns: the output and any pending interrupts."""
 
-    value: Any
+    value: OutputT
     interrupts: tuple[Interrupt, ...] = ()
 
     def __getitem__(self, key: str) -> Any:
