@@ -629,7 +629,11 @@ def wl_agent_msgs(pkg, quick):
 )
 def wl_import(pkg, quick):
     graph_api(pkg)  # probe in this process first
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONSTARTUP")}
+    # PYTHONDONTWRITEBYTECODE is dropped too: an installed package has its bytecode cached
+    # (pip compiles it, LangGraph's venv has it), so the warm-up run below writes stepgraph's
+    # __pycache__ for an editable install as well, and the timed runs compare like with like.
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("PYTHONPATH", "PYTHONSTARTUP", "PYTHONDONTWRITEBYTECODE")}
     cwd = tempfile.gettempdir()
 
     def once(code):
