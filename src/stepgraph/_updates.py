@@ -11,7 +11,7 @@ def object_to_dict(obj: Any) -> dict[str, Any]:
     """Fields of a pydantic model or dataclass that were set or differ from their defaults."""
     fields = getattr(type(obj), "model_fields", None)
     if fields is not None:
-        fields_set = getattr(obj, "model_fields_set", set())
+        fields_set: set[str] = getattr(obj, "model_fields_set", set())
         out = {}
         for name, info in fields.items():
             value = getattr(obj, name)

@@ -20,7 +20,6 @@ from stepgraph._running import current_task
 from stepgraph._updates import update_as_tuples
 from stepgraph.constants import OVERWRITE_KEY as _OVERWRITE_KEY
 from stepgraph.errors import ForeignGraphError, GraphInterrupt, StepgraphError
-from stepgraph.typing import OutputT
 from stepgraph.warnings import (
     LangGraphDeprecatedSinceV10,
     LangGraphDeprecatedSinceV11,
@@ -28,6 +27,8 @@ from stepgraph.warnings import (
 )
 
 if TYPE_CHECKING:
+    from datetime import timedelta
+
     from stepgraph.config import RunnableConfig
 
 __all__ = [
@@ -279,8 +280,9 @@ class CachePolicy:
 class TimeoutPolicy:
     """Per-attempt limits of a node: total run time and time without progress."""
 
-    run_timeout: float | None = None
-    idle_timeout: float | None = None
+    run_timeout: float | timedelta | None = None
+    """Seconds (a ``timedelta`` is stored as seconds)."""
+    idle_timeout: float | timedelta | None = None
     refresh_on: Literal["auto", "heartbeat"] = "auto"
 
     def __post_init__(self) -> None:
@@ -362,11 +364,14 @@ class StateUpdate(NamedTuple):
     task_id: str | None = None
 
 
+_ValueT = TypeVar("_ValueT")
+
+
 @dataclass(slots=True)
-class GraphOutput(Generic[OutputT]):
+class GraphOutput(Generic[_ValueT]):
     """What ``invoke(..., version="v2")`` returns: the output and any pending interrupts."""
 
-    value: OutputT
+    value: _ValueT
     interrupts: tuple[Interrupt, ...] = ()
 
     def __getitem__(self, key: str) -> Any:

@@ -8,9 +8,9 @@ the driver differs (threads vs. the event loop).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Iterator, Sequence
 from contextlib import aclosing
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from stepgraph._running import current_task
 from stepgraph.config import RunnableConfig, ensure_config, with_run_metadata
@@ -88,18 +88,21 @@ def prepare(
     """The ``RunLoop`` of one call (a root run, or a child of the running task) with its
     stream sink, saver, context, durability and tracer."""
     check_version(version)
+    cfg: Any = config
     check_durability(durability)
     parent = current_task()
     if parent is not None:
-        if runs_on_its_own(parent, graph.config) or runs_on_its_own(parent, config):
+        if runs_on_its_own(parent, graph.config) or runs_on_its_own(parent, cfg):
             parent = None
         else:
-            config = child_config(graph, parent, ensure_config(graph.config, config))
+            merged: Any = ensure_config(graph.config, cfg)
+            cfg = child_config(graph, parent, merged)
     if parent is None:
-        config = root_config(with_run_metadata(ensure_config(graph.config, config)))
-    assert config is not None
+        tagged: Any = with_run_metadata(ensure_config(graph.config, cfg))
+        cfg = root_config(tagged)
     if values_only:
-        modes, single = [], True
+        modes: list[str] = []
+        single = True
     else:
         modes, single = normalize_modes(stream_mode, default_mode or graph.stream_mode)
     printed = frozenset(
@@ -109,19 +112,19 @@ def prepare(
     mode_set = frozenset(modes) | printed
     sink: StreamSink
     if parent is not None and parent.run.sink.subgraphs:
-        ns = config["configurable"]["checkpoint_ns"]
+        ns = cfg["configurable"]["checkpoint_ns"]
         sink = ForwardingSink(parent.run.sink, mode_set, tuple(ns.split("|")) if ns else (),
                               local_subgraphs=subgraphs)
     elif parent is not None:
-        ns = config["configurable"]["checkpoint_ns"]
+        ns = cfg["configurable"]["checkpoint_ns"]
         sink = StreamSink(mode_set, subgraphs=subgraphs, base=tuple(ns.split("|")) if ns else ())
     else:
         sink = StreamSink(mode_set, subgraphs=subgraphs)
-    saver = resolve_checkpointer(graph, config, parent)
+    saver = resolve_checkpointer(graph, cfg, parent)
     loop = RunLoop(
         graph,
         input,
-        config,
+        cfg,
         sink=sink,
         output_keys=output_keys if output_keys is not None else graph.output_channels,
         stream_keys=output_keys if output_keys is not None else graph.stream_keys,
@@ -130,15 +133,15 @@ def prepare(
         checkpointer=saver,
         store=graph.store,
         context=resolve_context(graph, context),
-        durability=durability or config["configurable"].get(DURABILITY_KEY) or "async",
-        runtime=parent.runtime if parent is not None else _config_runtime(config),
+        durability=durability or cfg["configurable"].get(DURABILITY_KEY) or "async",
+        runtime=parent.runtime if parent is not None else _config_runtime(cfg),
         control=control if control is not None else (
             parent.runtime.control if parent is not None else None
         ),
     )
     if parent is not None:
         loop.parent_task = parent
-    if tracing_requested(config):
+    if tracing_requested(cfg):
         loop.tracer = RunTracer(loop)
     live = (bool({"custom", "messages"} & mode_set) or graph.stream_eager) and parent is None
     return Run(loop, single, subgraphs, version, live, frozenset(modes), printed)
@@ -173,11 +176,11 @@ async def arun_to_end(run: Run) -> Any:
     return _result_of(run.loop, run.version, run)
 
 
-def _drive_async(loop: RunLoop) -> AsyncIterator[Part]:
+def _drive_async(loop: RunLoop) -> AsyncGenerator[Part, None]:
     """The async driver, imported on the first async run (sync programs never load asyncio)."""
     from stepgraph.engine.driver_async import drive_async
 
-    return drive_async(loop)
+    return cast("AsyncGenerator[Part, None]", drive_async(loop))
 
 
 def print_part(ns: tuple[str, ...], mode: str, payload: Any, subgraphs: bool) -> None:

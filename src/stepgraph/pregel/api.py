@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from contextlib import aclosing
-from typing import TYPE_CHECKING, Any, Generic, Literal, overload
+from typing import TYPE_CHECKING, Any, Generic, Literal, cast, overload
 
 from typing_extensions import Unpack
 
@@ -349,7 +349,7 @@ def _configs(config: RunnableConfig | Sequence[RunnableConfig] | None,
              n: int) -> list[RunnableConfig | None]:
     if isinstance(config, Sequence) and not isinstance(config, Mapping):
         return list(config)
-    return [config] * n
+    return [cast("RunnableConfig | None", config)] * n
 
 
 def _runs() -> Any:

@@ -15,10 +15,11 @@ from stepgraph.engine.snapshot import snapshot
 from stepgraph.engine.timetravel import recast_ns, with_checkpoint_map
 from stepgraph.engine.update import acompute_update, compute_fork, compute_update
 from stepgraph.errors import InvalidUpdateError, StepgraphError
+from stepgraph.types import StateUpdate
 
 if TYPE_CHECKING:
     from stepgraph.pregel.main import Pregel
-    from stepgraph.types import StateSnapshot, StateUpdate
+    from stepgraph.types import StateSnapshot
 
 _COPY = "__copy__"
 
@@ -93,8 +94,8 @@ class StateAPI:
         for item in self.get_subgraphs(namespace=namespace, recurse=recurse):
             yield item
 
-    def get_state_history(
-        self: Pregel, config: RunnableConfig, *, filter: dict[str, Any] | None = None,  # type: ignore[misc]
+    def get_state_history(  # type: ignore[misc]
+        self: Pregel, config: RunnableConfig, *, filter: dict[str, Any] | None = None,
         before: RunnableConfig | None = None, limit: int | None = None,
     ) -> Iterator[StateSnapshot]:
         """Snapshots of a thread, newest first."""
@@ -106,8 +107,8 @@ class StateAPI:
             yield snapshot(graph, config, saver, saved, apply_pending=False,
                            delta=load_history(saver, graph, saved))
 
-    async def aget_state_history(
-        self: Pregel, config: RunnableConfig, *, filter: dict[str, Any] | None = None,  # type: ignore[misc]
+    async def aget_state_history(  # type: ignore[misc]
+        self: Pregel, config: RunnableConfig, *, filter: dict[str, Any] | None = None,
         before: RunnableConfig | None = None, limit: int | None = None,
     ) -> AsyncIterator[StateSnapshot]:
         saver = _saver(self)
@@ -121,63 +122,63 @@ class StateAPI:
     def bulk_update_state(self: Pregel, config: RunnableConfig, supersteps: Sequence[Sequence[StateUpdate]]) -> RunnableConfig:  # type: ignore[misc]
         """Apply several supersteps of updates; returns the config of the last checkpoint."""
         saver = _saver(self)
-        config = _config(self, config)
+        cfg: Any = _config(self, config)
         steps = _normalize(supersteps)
-        graph = _target(self, config)
-        config = _stable_ns(graph, config)
-        saved = saver.get_tuple(config)
+        graph = _target(self, cfg)
+        cfg = _stable_ns(graph, cfg)
+        saved = saver.get_tuple(cfg)
         for updates in steps:
             if updates[0][1] == _COPY:  # a fork, then maybe an update of it
                 result = _fork(saved, updates)
-                config = with_checkpoint_map(saver.put(*result), result[2])
-                saved = saver.get_tuple(config)
+                cfg = with_checkpoint_map(saver.put(*result), result[2])
+                saved = saver.get_tuple(cfg)
                 updates = _after_fork(updates[0][0])
                 if not updates:
                     continue
-            result, task_writes = compute_update(graph, config, saver, saved, updates,
+            result, task_writes = compute_update(graph, cfg, saver, saved, updates,
                                                  load_history(saver, graph, saved))
             for tid, writes in task_writes:
                 if writes:
                     saver.put_writes(_own_config(saved), writes, tid)
-            config = with_checkpoint_map(saver.put(*result), result[2])
-            saved = saver.get_tuple(config)
-        return config
+            cfg = with_checkpoint_map(saver.put(*result), result[2])
+            saved = saver.get_tuple(cfg)
+        return cfg
 
     async def abulk_update_state(self: Pregel, config: RunnableConfig, supersteps: Sequence[Sequence[StateUpdate]]) -> RunnableConfig:  # type: ignore[misc]
         saver = _saver(self)
-        config = _config(self, config)
+        cfg: Any = _config(self, config)
         steps = _normalize(supersteps)
-        graph = _target(self, config)
-        config = _stable_ns(graph, config)
-        saved = await saver.aget_tuple(config)
+        graph = _target(self, cfg)
+        cfg = _stable_ns(graph, cfg)
+        saved = await saver.aget_tuple(cfg)
         for updates in steps:
             if updates[0][1] == _COPY:
                 result = _fork(saved, updates)
-                config = with_checkpoint_map(await saver.aput(*result), result[2])
-                saved = await saver.aget_tuple(config)
+                cfg = with_checkpoint_map(await saver.aput(*result), result[2])
+                saved = await saver.aget_tuple(cfg)
                 updates = _after_fork(updates[0][0])
                 if not updates:
                     continue
-            result, task_writes = await acompute_update(graph, config, saver, saved, updates,
+            result, task_writes = await acompute_update(graph, cfg, saver, saved, updates,
                                                         await aload_history(saver, graph, saved))
             for tid, writes in task_writes:
                 if writes:
                     await saver.aput_writes(_own_config(saved), writes, tid)
-            config = with_checkpoint_map(await saver.aput(*result), result[2])
-            saved = await saver.aget_tuple(config)
-        return config
+            cfg = with_checkpoint_map(await saver.aput(*result), result[2])
+            saved = await saver.aget_tuple(cfg)
+        return cfg
 
     def update_state(self: Pregel, config: RunnableConfig,  # type: ignore[misc]
                      values: dict[str, Any] | Any | None, as_node: str | None = None,
                      task_id: str | None = None) -> RunnableConfig:
         """Apply ``values`` as if ``as_node`` returned them; returns the new checkpoint's config."""
-        return self.bulk_update_state(config, [[(values, as_node, task_id)]])
+        return self.bulk_update_state(config, [[StateUpdate(values, as_node, task_id)]])
 
     async def aupdate_state(self: Pregel, config: RunnableConfig,  # type: ignore[misc]
                             values: dict[str, Any] | Any | None, as_node: str | None = None,
                             task_id: str | None = None) -> RunnableConfig:
         """Async twin of ``update_state``."""
-        return await self.abulk_update_state(config, [[(values, as_node, task_id)]])
+        return await self.abulk_update_state(config, [[StateUpdate(values, as_node, task_id)]])
 
 
 def _task_graph(graph: Pregel, task: Any) -> Any:
