@@ -64,3 +64,21 @@ def test_mypy_accepts_langgraph_style_calls_and_flags_bad_arguments(tmp_path: Pa
     bad = {i + 1 for i, line in enumerate(lines) if line.endswith("# BAD")}
     flagged = {int(m) for m in re.findall(r"sample\.py:(\d+): error", result.stdout)}
     assert flagged == bad, result.stdout
+
+
+PUBLIC_MODULES = (
+    "pregel/api.py", "pregel/_run.py", "pregel/state.py", "types.py", "config.py", "runtime.py",
+    "typing.py", "errors.py", "constants.py", "_constants.py", "_running.py", "_updates.py",
+    "_cache_key.py", "_logs.py", "channels/base.py",
+)
+
+
+def test_the_public_run_modules_type_check(tmp_path: Path) -> None:
+    src = Path(__file__).resolve().parents[3] / "src" / "stepgraph"
+    result = subprocess.run(
+        [sys.executable, "-m", "mypy", "--follow-imports=silent", "--cache-dir",
+         str(tmp_path / "cache"), "--python-version", "3.11",
+         *(str(src / m) for m in PUBLIC_MODULES)],
+        capture_output=True, text=True, cwd=tmp_path,
+    )
+    assert result.returncode == 0, result.stdout
