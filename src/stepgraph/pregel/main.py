@@ -9,15 +9,15 @@ Repeat until no node is triggered, an interrupt fires, or ``recursion_limit`` is
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Self
 
 from stepgraph.channels import Topic
 from stepgraph.channels.base import BaseChannel
 from stepgraph.channels.delta import DeltaChannel
-from stepgraph.config import ensure_config
+from stepgraph.config import RunnableConfig, ensure_config
 from stepgraph.constants import TASKS
 from stepgraph.engine.node import NodeBuilder, PregelNode
-from stepgraph.errors import GraphDefinitionError
+from stepgraph.errors import GraphDefinitionError, refuse_kwargs
 from stepgraph.pregel.api import PregelAPI
 from stepgraph.pregel.events_api import EventsAPI
 from stepgraph.pregel.schemas import SchemaAPI
@@ -196,13 +196,20 @@ class Pregel(PregelAPI[StateT, ContextT, InputT, OutputT], StateAPI, EventsAPI, 
     async def aclear_cache(self, nodes: Sequence[str] | None = None) -> None:
         self.clear_cache(nodes)
 
-    def copy(self, **changes: Any) -> Pregel:
+    def copy(self, update: Mapping[str, Any] | None = None, **changes: Any) -> Self:
+        """A shallow copy with some attributes replaced (``update``, LangGraph's form, or
+        keyword arguments); a name the graph has no attribute of is refused (SG311)."""
+        changes = {**(update or {}), **changes}
+        refuse_kwargs("copy()", {k: v for k, v in changes.items() if k not in self.__dict__},
+                      "copy() replaces existing attributes (checkpointer, store, config, ...)")
         new = object.__new__(type(self))
         new.__dict__.update(self.__dict__)
         new.__dict__.update(changes)
         return new
 
-    def with_config(self, config: Any = None, **kwargs: Any) -> Pregel:
+    def with_config(self, config: RunnableConfig | None = None, **kwargs: Any) -> Self:
+        """A copy whose config is ``config`` (and the config keys given as keyword
+        arguments) merged onto the graph's."""
         return self.copy(config=ensure_config(self.config, config, kwargs))
 
     def map(self) -> _EachInput:
