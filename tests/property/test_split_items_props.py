@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tests.property.test_serde_roundtrip import _serializers, assert_same, values
 
 from stepgraph.checkpoint import _pieces
 from stepgraph.checkpoint.serde import JsonPlusSerializer
-from tests.property.test_serde_roundtrip import _serializers, assert_same, values
 
 big_text = st.text(min_size=60, max_size=120)
 elements = st.one_of(values, big_text, st.dictionaries(st.text(max_size=4), big_text, max_size=3))

@@ -13,7 +13,7 @@ import inspect
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from stepgraph.constants import MISSING, NULL_TASK_ID, TASKS
+from stepgraph.constants import NULL_TASK_ID, TASKS
 from stepgraph.engine.timetravel import ancestors
 from stepgraph.errors import StepgraphError
 
