@@ -110,7 +110,8 @@ def apply_writes(
     if live is not None:
         live.update(c for c in grouped if c in volatile and channels[c].is_available())
     if bump_step:
-        if updated.isdisjoint(trigger_to_nodes):
+        # (``set.isdisjoint`` would iterate a whole dict argument: test the few updated)
+        if not any(c in trigger_to_nodes for c in updated):
             for chan in finishable:
                 _bump(channels[chan], chan, channels[chan].finish, None, versions, new_version, updated,
                       changed)
