@@ -12,7 +12,8 @@ task appends ``[r, k]`` to ``items`` (an ``operator.add`` reducer) and sleeps a 
 that kills land mid-step; ``step`` increments ``round``. The exact final state is
 ``round == R`` and ``items`` == every ``[r, k]`` (``r < R``, ``k < K``) exactly once.
 
-The child prints ``READY`` once the graph is built (the parent starts its kill timer then)
+The child prints ``READY`` once the graph is built and the engine's run-time modules are
+loaded (the parent starts its kill timer then)
 and ``DONE <json result>`` when the run returned normally.
 
 The test imports this file too (``build_graph``, ``expected_items``, the constants), so
@@ -97,6 +98,11 @@ def config_for(thread_id: str) -> dict[str, Any]:
 
 
 def _announce(text: str) -> None:
+    if text == "READY":
+        # A graph's first run loads the engine's run-time modules (pregel/_run.py, the
+        # drivers); load them first, so the kill window covers the run, not imports.
+        import stepgraph.engine.driver_async  # noqa: F401
+        import stepgraph.pregel._run  # noqa: F401
     sys.stdout.write(text + "\n")
     sys.stdout.flush()
 
