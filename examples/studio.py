@@ -135,7 +135,7 @@ def answer(state: StudioState) -> dict[str, Any]:
     return {"messages": [{"type": "ai", "content": text, "id": mid}]}
 
 
-studio = (
+builder = (
     StateGraph(StudioState)
     .add_node("chat", chat)
     .add_node("research", research)
@@ -146,7 +146,8 @@ studio = (
     .add_edge("research", "review")
     .add_edge("review", "answer")
     .add_edge("answer", END)
-    .compile(name="studio")
 )
+studio = builder.compile(name="studio")
+"""Compiled without a checkpointer: the server gives it its own."""
 
-__all__ = ["REVIEW_SCHEMA", "research", "studio"]
+__all__ = ["REVIEW_SCHEMA", "builder", "research", "studio"]

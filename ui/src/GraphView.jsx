@@ -28,7 +28,7 @@ export function GraphView({ graph, active, counts, seen, breakpoints, selected, 
         {drawn.groups.map((g) => (
           <g key={g.id} className="subgraph" data-subgraph={g.id}>
             <rect x={g.x1} y={g.y1} width={g.x2 - g.x1} height={g.y2 - g.y1} rx="10" />
-            <text x={g.x1 + 8} y={g.y1 + 14}>{g.id}</text>
+            <text x={g.x2 - 6} y={g.y1 + 14} textAnchor="end">{g.id}</text>
           </g>
         ))}
         {drawn.paths.map((p) => (
