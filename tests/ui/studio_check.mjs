@@ -74,6 +74,7 @@ const attr = (page, sel, name) => page.$eval(sel, (e, n) => e.getAttribute(n), n
 
 // a failing check leaves a screenshot of the page it failed on
 const pages = new Set();
+const opened = new Set(); // contexts, closed after the failure screenshot
 const lastShot = async (id) => {
   for (const p of pages) await p.screenshot({ path: path.join(ARTIFACTS, `failed-${id}.png`), fullPage: true }).catch(() => {});
 };
@@ -85,6 +86,8 @@ const add = (id, desc, fn) => R.add(id, desc, async () => {
     throw e;
   } finally {
     pages.clear();
+    for (const c of opened) await c.close().catch(() => {});
+    opened.clear();
   }
 });
 
@@ -106,7 +109,7 @@ add("U1", "graph drawn: nodes, conditional edge, subgraph expanded with xray", a
     await shot(page, "studio-graph-xray");
     clean(s);
   } finally {
-    await s.context.close();
+    opened.add(s.context);
   }
 });
 
@@ -139,7 +142,7 @@ add("U2", "run from the chat view: live node highlight, Send counts, streamed to
     await shot(page, "studio-run-interrupted");
     clean(s);
   } finally {
-    await s.context.close();
+    opened.add(s.context);
   }
 });
 
@@ -167,7 +170,7 @@ add("U3", "answer the interrupt with the form of its schema; the run resumes and
     await shot(page, "studio-interrupt-answered");
     clean(s);
   } finally {
-    await s.context.close();
+    opened.add(s.context);
   }
 });
 
@@ -202,7 +205,7 @@ add("U4", "fork from the third checkpoint with an edited value, run it, see the 
     await shot(page, "studio-fork-branch");
     clean(s);
   } finally {
-    await s.context.close();
+    opened.add(s.context);
   }
 });
 
@@ -225,7 +228,7 @@ add("U5", "browse the store: namespaces, items, search with a filter", async () 
     eq(await page.$$eval("[data-testid=items] tbody tr", (r) => r.map((x) => x.dataset.key)), ["owl"], "filtered items");
     clean(s);
   } finally {
-    await s.context.close();
+    opened.add(s.context);
   }
 });
 
@@ -261,7 +264,7 @@ add("U6", "threads (search, copy, delete) and assistants (edit config: a new ver
     await shot(page, "studio-assistants");
     clean(s);
   } finally {
-    await s.context.close();
+    opened.add(s.context);
   }
 });
 
@@ -287,7 +290,56 @@ add("U7", "keyboard: a breakpoint set on a node with the keyboard pauses the run
     await page.waitForFunction(() => !document.querySelector("[data-testid=continue]") && document.querySelector("[data-running='0']"), null, { timeout: STEP_MS });
     clean(s);
   } finally {
-    await s.context.close();
+    opened.add(s.context);
+  }
+});
+
+add("U8", "cancel a running run from the Run pane", async () => {
+  const s = await openStudio("view=graph&assistant=slow");
+  try {
+    const { page } = s;
+    await page.getByRole("tab", { name: "Run" }).click();
+    await page.fill("[data-testid=input-form] input[name=delay]", "30");
+    await page.getByRole("button", { name: "Run", exact: true }).click();
+    await page.waitForSelector("[data-node=nap][data-active=true]", { timeout: STEP_MS });
+    await shot(page, "studio-cancel-running");
+    await page.click("[data-testid=cancel]");
+    await page.waitForSelector("[data-testid=run-status][data-running='0']", { timeout: STEP_MS });
+    const thread = await page.evaluate(() => new URLSearchParams(location.hash.slice(1)).get("thread"));
+    const runs = await api("GET", `/threads/${thread}/runs`);
+    eq(runs.length, 1, "one run");
+    expect(["interrupted", "error"].includes(runs[0].status), `the run was cancelled (status ${runs[0].status})`);
+    clean(s);
+  } finally {
+    opened.add(s.context);
+  }
+});
+
+add("U9", "an interrupt inside a subgraph: nested subgraph checkpoint in the timeline, answered as JSON", async () => {
+  const s = await openStudio("view=graph&assistant=nested_interrupt");
+  try {
+    const { page } = s;
+    await page.getByRole("tab", { name: "Run" }).click();
+    await page.fill("[data-testid=input-form] input[name=value]", "v");
+    await page.getByRole("button", { name: "Run", exact: true }).click();
+    await page.waitForSelector("[data-testid=interrupt] [data-testid=resume-json]", { timeout: STEP_MS });
+    expect((await page.textContent("[data-testid=interrupt]")).includes("inner?"), "the subgraph's interrupt value shown");
+    await page.getByRole("tab", { name: "Timeline" }).click();
+    const last = await page.$$eval("[data-testid=checkpoint]", (els) => els.length - 1);
+    await page.click(`[data-testid=checkpoint][data-index='${last}']`);
+    await page.waitForSelector("[data-testid=subgraph-state]", { timeout: STEP_MS });
+    expect((await page.textContent("[data-testid=subgraph-state]")).includes("next: gate"), "the subgraph's own checkpoint (next: gate) nested under its task");
+    await shot(page, "studio-subgraph-checkpoint");
+    await page.fill("[data-testid=resume-json]", '"yes"');
+    await page.click("[data-testid=interrupt] button[type=submit]");
+    await page.waitForFunction(() => !document.querySelector("[data-testid=interrupt]"), null, { timeout: STEP_MS });
+    const thread = await page.evaluate(() => new URLSearchParams(location.hash.slice(1)).get("thread"));
+    await page.waitForFunction((n) => document.querySelectorAll("[data-testid=checkpoint]").length > n, last + 1, { timeout: STEP_MS });
+    const state = await api("GET", `/threads/${thread}/state`);
+    expect(String(state.values.value).includes("[yes]"), `resumed inside the subgraph (${state.values.value})`);
+    clean(s);
+  } finally {
+    opened.add(s.context);
   }
 });
 

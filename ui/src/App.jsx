@@ -41,6 +41,7 @@ export function App() {
   const [after, setAfter] = useState(() => new Set());
   const [modes, setModes] = useState(DEFAULT_MODES);
   const [configText, setConfigText] = useState("");
+  const [streaming, setStreaming] = useState(true);
   const [pane, setPane] = useState("chat");
   const [showConn, setShowConn] = useState(false);
   const run = useRun(client);
@@ -118,7 +119,8 @@ export function App() {
       if (before.size) body.interrupt_before = [...before];
       if (after.size) body.interrupt_after = [...after];
       if (!("input" in body) && !("command" in body)) body.input = null;
-      await run.start(tid, body, () => refreshThread(tid));
+      if (streaming) await run.start(tid, body, () => refreshThread(tid));
+      else await run.wait(tid, body, () => refreshThread(tid));
     } catch (e) {
       setError(e.message);
     }
@@ -190,7 +192,7 @@ export function App() {
                 )}
                 {pane === "run" && (
                   <RunPanel schemas={schemas} run={run} modes={modes} setModes={setModes} onStart={startRun}
-                    configText={configText} setConfigText={setConfigText} />
+                    configText={configText} setConfigText={setConfigText} streaming={streaming} setStreaming={setStreaming} />
                 )}
                 {pane === "timeline" && (
                   <Timeline client={client} threadId={threadId} history={history} nodes={nodes} running={run.running}

@@ -81,6 +81,14 @@ export function AssistantsView({ client, assistants, reload, selected, onSelect 
           }, "created")}>
             New assistant from these
           </button>
+          <button type="button" className="danger" disabled={current.metadata?.created_by === "system"}
+            title={current.metadata?.created_by === "system" ? "the graph's own assistant cannot be deleted" : undefined}
+            onClick={() => act(async () => {
+              await client.assistants.remove(current.assistant_id);
+              onSelect("");
+            }, "deleted")}>
+            Delete
+          </button>
         </div>
         <h4>Versions</h4>
         <table>

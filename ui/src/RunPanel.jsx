@@ -8,15 +8,38 @@ import { parseJson, pretty } from "./util.js";
 export const MODES = ["updates", "values", "messages-tuple", "custom", "tasks", "checkpoints", "debug", "events"];
 export const DEFAULT_MODES = ["updates", "messages-tuple", "custom"];
 
-export function RunPanel({ schemas, run, modes, setModes, onStart, configText, setConfigText }) {
+const HISTORY = "stepgraph-studio-inputs:";
+
+function pastInputs(graphId) {
+  try {
+    return JSON.parse(window.localStorage.getItem(HISTORY + graphId) || "[]");
+  } catch {
+    return [];
+  }
+}
+
+function remember(graphId, value) {
+  const text = JSON.stringify(value ?? null);
+  const list = [text, ...pastInputs(graphId).filter((t) => t !== text)].slice(0, 10);
+  window.localStorage.setItem(HISTORY + graphId, JSON.stringify(list));
+}
+
+export function RunPanel({ schemas, run, modes, setModes, onStart, configText, setConfigText, streaming, setStreaming }) {
   const [filter, setFilter] = useState("");
+  const [preset, setPreset] = useState({ n: 0, text: null });
+  const graphId = schemas?.graph_id || "";
+  const past = pastInputs(graphId);
   const toggle = (m) => setModes(modes.includes(m) ? modes.filter((x) => x !== m) : [...modes, m]);
-  const shown = run.events.filter((e) => e.mode === "metadata" || e.mode === "error" || e.mode === "end" || modes.includes(e.mode) ||
+  const shown = run.events.filter((e) => e.mode === "metadata" || e.mode === "result" || e.mode === "error" || e.mode === "end" || modes.includes(e.mode) ||
     (e.mode === "messages" && modes.includes("messages-tuple")));
   const visible = filter ? shown.filter((e) => e.event.includes(filter) || JSON.stringify(e.data).includes(filter)) : shown;
   return (
     <section aria-label="run" className="run-panel">
-      <fieldset className="modes">
+      <label className="inline">
+        <input type="checkbox" checked={streaming} onChange={(e) => setStreaming(e.target.checked)} /> stream the run
+        (off: wait for its result)
+      </label>
+      <fieldset className="modes" disabled={!streaming}>
         <legend>Stream modes</legend>
         {MODES.map((m) => (
           <label key={m} className="inline">
@@ -29,13 +52,28 @@ export function RunPanel({ schemas, run, modes, setModes, onStart, configText, s
         <JsonBox label="config / context" value={configText} onChange={setConfigText} rows={3}
           describe='e.g. {"config": {"recursion_limit": 10}, "context": {"user": "ann"}}' />
       </details>
+      {past.length > 0 && (
+        <div className="field">
+          <label htmlFor="past-inputs">Previous inputs</label>
+          <select id="past-inputs" value="" onChange={(e) => e.target.value && setPreset({ n: preset.n + 1, text: e.target.value })}>
+            <option value="">(pick one to edit it as JSON)</option>
+            {past.map((t) => (
+              <option key={t} value={t}>{t.length > 80 ? `${t.slice(0, 80)}...` : t}</option>
+            ))}
+          </select>
+        </div>
+      )}
       <SchemaForm
-        key={schemas?.graph_id || "none"}
+        key={`${graphId}-${preset.n}`}
         schema={schemas?.input_schema || { type: "object" }}
+        initialJson={preset.text ? JSON.stringify(JSON.parse(preset.text), null, 2) : null}
         submitLabel="Run"
         busy={run.running}
         testId="input-form"
-        onSubmit={(value) => onStart({ input: value ?? null })}
+        onSubmit={(value) => {
+          remember(graphId, value);
+          onStart({ input: value ?? null });
+        }}
       />
       <div className="row">
         <button type="button" onClick={run.cancel} disabled={!run.running} data-testid="cancel">Cancel run</button>

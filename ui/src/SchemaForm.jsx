@@ -45,10 +45,10 @@ function collect(schema, fields) {
   return { value };
 }
 
-export function SchemaForm({ schema, onSubmit, submitLabel, busy, testId, extra }) {
+export function SchemaForm({ schema, onSubmit, submitLabel, busy, testId, extra, initialJson = null }) {
   const [fields, setFields] = useState(() => initial(schema));
-  const [asJson, setAsJson] = useState(!formable(schema));
-  const [text, setText] = useState("{}");
+  const [asJson, setAsJson] = useState(initialJson !== null || !formable(schema));
+  const [text, setText] = useState(initialJson ?? "{}");
   const [error, setError] = useState("");
   const id = useId();
   const set = (k, v) => setFields((f) => ({ ...f, [k]: v }));

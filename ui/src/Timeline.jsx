@@ -19,7 +19,10 @@ export function branches(history) {
     children.set(parent, siblings + 1);
     const parentLane = parent && byId.has(parent) ? byId.get(parent).lane : 0;
     const lane = siblings === 0 ? parentLane : ++lanes;
-    const item = { id, parent, lane, state: s };
+    // the nodes that ran to make this checkpoint: the tasks of its parent
+    const before = parent && byId.has(parent) ? byId.get(parent).state : null;
+    const ran = s.metadata?.source === "loop" && before ? [...new Set((before.tasks || []).map((t) => t.name))] : [];
+    const item = { id, parent, lane, state: s, ran };
     byId.set(id, item);
     return item;
   });
@@ -54,7 +57,8 @@ export function Timeline({ client, threadId, history, nodes, running, onReplay, 
                 {c.lane > 0 && <span className="tag branch">branch {c.lane}</span>}
                 <span>#{i + 1} step {m.step ?? "?"}</span>
                 <span className="tag">{m.source}</span>
-                <span>{(c.state.next || []).length ? `next: ${c.state.next.join(", ")}` : "done"}</span>
+                {c.ran.length > 0 && <span data-testid="ran">{c.ran.join(", ")}</span>}
+                <span className="muted">{(c.state.next || []).length ? `-> ${[...new Set(c.state.next)].join(", ")}` : "done"}</span>
                 <span className="muted small">{when(c.state.created_at)}</span>
               </button>
             </li>

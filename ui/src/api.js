@@ -115,6 +115,7 @@ export function makeClient(conn) {
       update: (id, body) => call("PATCH", `/assistants/${enc(id)}`, body),
       setLatest: (id, version) => post(`/assistants/${enc(id)}/latest`, { version }),
       create: (body) => post("/assistants", body),
+      remove: (id) => call("DELETE", `/assistants/${enc(id)}`),
     },
     threads: {
       search: (body) => post("/threads/search", { limit: 50, ...body }),
@@ -129,6 +130,7 @@ export function makeClient(conn) {
     },
     runs: {
       stream: (threadId, body, onEvent, signal) => stream(`/threads/${enc(threadId)}/runs/stream`, body, onEvent, signal),
+      wait: (threadId, body, signal) => post(`/threads/${enc(threadId)}/runs/wait`, body, { signal }),
       cancel: (threadId, runId) => post(`/threads/${enc(threadId)}/runs/${enc(runId)}/cancel`, {}),
       list: (threadId) => get(`/threads/${enc(threadId)}/runs?limit=20`),
     },

@@ -77,6 +77,35 @@ export function useRun(client) {
     [client],
   );
 
+  // the same run without streaming (POST .../runs/wait): only its final values
+  const wait = useCallback(
+    async (threadId, body, onDone) => {
+      setRunning(true);
+      setError("");
+      setEvents([]);
+      setActive({});
+      setCounts({});
+      setSeen(new Set());
+      setTokens({});
+      setRunId("");
+      const ctrl = new AbortController();
+      abort.current = ctrl;
+      current.current = { threadId, runId: "" };
+      try {
+        const { stream_mode: _modes, stream_subgraphs: _sub, ...rest } = body;
+        const out = await client.runs.wait(threadId, rest, ctrl.signal);
+        setEvents([{ n: 1, event: "result", mode: "result", path: [], data: out }]);
+      } catch (e) {
+        if (e.name !== "AbortError") setError(e.message);
+      } finally {
+        setRunning(false);
+        abort.current = null;
+        onDone?.();
+      }
+    },
+    [client],
+  );
+
   const cancel = useCallback(async () => {
     const { threadId, runId: id } = current.current;
     try {
@@ -87,5 +116,5 @@ export function useRun(client) {
     abort.current?.abort();
   }, [client]);
 
-  return { running, events, active, counts, seen, tokens, error, runId, start, cancel };
+  return { running, events, active, counts, seen, tokens, error, runId, start, wait, cancel };
 }

@@ -73,8 +73,7 @@ def _asset(name: str) -> tuple[bytes, str] | None:
     return found.read_bytes(), _TYPES.get(suffix, "application/octet-stream")
 
 
-@functools.cache
-def _index() -> bytes:
+def _index() -> bytes:  # read each time: a rebuild shows without a restart
     return _dist().joinpath("index.html").read_bytes()
 
 
