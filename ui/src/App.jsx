@@ -42,7 +42,7 @@ export function App() {
   const [modes, setModes] = useState(DEFAULT_MODES);
   const [configText, setConfigText] = useState("");
   const [streaming, setStreaming] = useState(true);
-  const [pane, setPane] = useState("chat");
+  const [chosenPane, setPane] = useState(null); // null: the graph's default pane
   const [showConn, setShowConn] = useState(false);
   const run = useRun(client);
 
@@ -99,9 +99,7 @@ export function App() {
   }, [view, assistant, threadId]);
 
   const chat = hasMessagesKey(schemas?.input_schema) || hasMessagesKey(schemas?.state_schema);
-  useEffect(() => {
-    setPane(chat ? "chat" : "run");
-  }, [chat]);
+  const pane = chosenPane === "chat" && !chat ? "run" : chosenPane ?? (chat ? "chat" : "run");
 
   const ensureThread = async () => {
     if (threadId) return threadId;
@@ -144,7 +142,7 @@ export function App() {
       <header>
         <h1>stepgraph studio</h1>
         <label htmlFor="assistant-select">Assistant</label>
-        <select id="assistant-select" value={aid || ""} onChange={(e) => { setAssistantId(e.target.value); setThreadId(""); setSelectedNode(""); }}>
+        <select id="assistant-select" value={aid || ""} onChange={(e) => { setAssistantId(e.target.value); setThreadId(""); setSelectedNode(""); setPane(null); }}>
           {assistants.map((a) => (
             <option key={a.assistant_id} value={a.assistant_id}>{a.name}{a.name !== a.graph_id ? ` (${a.graph_id})` : ""}</option>
           ))}
