@@ -15,7 +15,8 @@ Served by ``stepgraph dev --config examples/studio.json`` (which also hosts the 
 ``answer``    streams a summary token by token and sends custom stream events (progress).
 
 No network and no model: the tokens are pushed with ``stepgraph.stream.messages.push_token``,
-with a short pause between them so that a browser sees them arrive.
+with a short pause between them so that a browser sees them arrive (longer with the run's
+``configurable.token_pause_s``).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ import operator
 import time
 from typing import Annotated, Any, TypedDict
 
-from stepgraph.config import get_stream_writer
+from stepgraph.config import get_config, get_stream_writer
 from stepgraph.graph import END, START, StateGraph, add_messages
 from stepgraph.stream.messages import push_token
 from stepgraph.types import Send, interrupt
@@ -61,12 +62,16 @@ class ResearchOutput(TypedDict, total=False):
 
 
 def _stream_text(text: str) -> str:
-    """Push ``text`` word by word to ``stream_mode="messages"``; returns the message id."""
+    """Push ``text`` word by word to ``stream_mode="messages"``; returns the message id.
+
+    The pause between words is ``TOKEN_PAUSE_S``, or ``configurable.token_pause_s`` of the run.
+    """
+    pause = float(get_config().get("configurable", {}).get("token_pause_s", TOKEN_PAUSE_S))
     mid: str | None = None
     words = text.split(" ")
     for i, word in enumerate(words):
         mid = push_token(word if i == len(words) - 1 else word + " ", message_id=mid)
-        time.sleep(TOKEN_PAUSE_S)
+        time.sleep(pause)
     assert mid is not None
     return mid
 

@@ -118,13 +118,20 @@ add("U2", "run from the chat view: live node highlight, Send counts, streamed to
   try {
     const { page } = s;
     await page.waitForSelector("#chat-input", { timeout: STEP_MS });
+    // slower tokens for this run (the graph reads configurable.token_pause_s), so that the
+    // page can be seen mid-run
+    await page.getByRole("tab", { name: "Run" }).click();
+    await page.click("text=Run config (JSON: config, context)");
+    await page.getByLabel("config / context").fill('{"config": {"configurable": {"token_pause_s": 1.0}}}');
+    await page.getByRole("tab", { name: "Chat" }).click();
     await page.fill("#chat-input", "owls");
     await page.keyboard.press("Enter");
-    // the node running now is highlighted while it runs (chat streams for a while)
-    await page.waitForSelector("[data-node][data-active=true]", { timeout: STEP_MS });
-    const live = await page.$$eval("[data-node][data-active=true]", (els) => els.map((e) => e.dataset.node));
+    // the node running now is highlighted while it runs, its tokens arrive one by one
+    await page.waitForSelector("[data-node=chat][data-active=true]", { timeout: STEP_MS });
+    await page.waitForSelector("[data-testid=streaming]", { timeout: STEP_MS });
+    const partial = await page.textContent("[data-testid=streaming] .text");
     await shot(page, "studio-run-live");
-    expect(live.length > 0, "a node highlighted during the run");
+    expect(partial.length > 0 && "Let me look into owls.".startsWith(partial), `streamed tokens on screen (${JSON.stringify(partial)})`);
     await runDone(page);
     const seen = (await attr(page, "[data-testid=graph-svg]", "data-seen")).split(",");
     for (const n of ["chat", "research"]) expect(seen.includes(n), `${n} was highlighted (seen: ${seen})`);
@@ -203,6 +210,17 @@ add("U4", "fork from the third checkpoint with an edited value, run it, see the 
     const forked = history.filter((h) => h.parent_checkpoint?.checkpoint_id === third);
     eq(forked.length, 2, "the third checkpoint has two children (old and new branch)");
     await shot(page, "studio-fork-branch");
+    // replay the original branch from its fourth checkpoint (next: review): a third branch
+    const fourth = await page.$eval("li[data-branch='0'] [data-testid=checkpoint][data-index='3']", (e) => e.dataset.checkpoint);
+    await page.click(`[data-checkpoint='${fourth}']`);
+    await page.waitForSelector(`[data-checkpoint='${fourth}'][aria-pressed=true]`);
+    await page.click("[data-testid=replay]");
+    await page.waitForFunction(() => Number(document.querySelector("[data-testid=checkpoints]")?.dataset.branches) >= 3, null, { timeout: STEP_MS });
+    const replayed = (await api("POST", `/threads/${shared.thread}/history`, { limit: 50 })).filter((h) => h.parent_checkpoint?.checkpoint_id === fourth);
+    eq(replayed.length, 2, "the replayed checkpoint has two children");
+    await page.waitForSelector("[data-testid=interrupt]", { timeout: STEP_MS });
+    expect((await page.textContent("[data-testid=interrupt]")).includes("on owls?"), "the replay asks about the original topic");
+    await shot(page, "studio-replay");
     clean(s);
   } finally {
     opened.add(s.context);

@@ -42,6 +42,7 @@ export function App() {
   const [modes, setModes] = useState(DEFAULT_MODES);
   const [configText, setConfigText] = useState("");
   const [streaming, setStreaming] = useState(true);
+  const [sent, setSent] = useState(""); // the human turn of the running chat run, until the state has it
   const [chosenPane, setPane] = useState(null); // null: the graph's default pane
   const [showConn, setShowConn] = useState(false);
   const run = useRun(client);
@@ -117,8 +118,9 @@ export function App() {
       if (before.size) body.interrupt_before = [...before];
       if (after.size) body.interrupt_after = [...after];
       if (!("input" in body) && !("command" in body)) body.input = null;
-      if (streaming) await run.start(tid, body, () => refreshThread(tid));
-      else await run.wait(tid, body, () => refreshThread(tid));
+      const done = () => refreshThread(tid).finally(() => setSent(""));
+      if (streaming) await run.start(tid, body, done);
+      else await run.wait(tid, body, done);
     } catch (e) {
       setError(e.message);
     }
@@ -185,8 +187,11 @@ export function App() {
               </div>
               <div role="tabpanel" id={`pane-${pane}`} aria-labelledby={`tab-${pane}`}>
                 {pane === "chat" && (
-                  <ChatView messages={messages} tokens={run.tokens} running={run.running}
-                    onSend={(text) => startRun({ input: { messages: [{ type: "human", content: text }] } })} />
+                  <ChatView messages={messages} tokens={run.tokens} running={run.running} sent={sent}
+                    onSend={(text) => {
+                      setSent(text);
+                      startRun({ input: { messages: [{ type: "human", content: text }] } });
+                    }} />
                 )}
                 {pane === "run" && (
                   <RunPanel schemas={schemas} run={run} modes={modes} setModes={setModes} onStart={startRun}

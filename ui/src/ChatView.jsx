@@ -5,7 +5,7 @@ import { messageText } from "./util.js";
 
 const ROLE = { human: "you", user: "you", ai: "assistant", assistant: "assistant", tool: "tool", system: "system" };
 
-export function ChatView({ messages, tokens, running, onSend }) {
+export function ChatView({ messages, tokens, running, onSend, sent }) {
   const [text, setText] = useState("");
   const ids = new Set(messages.map((m) => m.id));
   const streaming = Object.entries(tokens).filter(([id]) => !ids.has(id));
@@ -34,6 +34,12 @@ export function ChatView({ messages, tokens, running, onSend }) {
             </li>
           );
         })}
+        {sent && (
+          <li className="msg human sending" data-testid="sending">
+            <span className="who">you</span>
+            <span className="text">{sent}</span>
+          </li>
+        )}
         {streaming.map(([id, t]) => (
           <li key={id} className="msg ai streaming" data-testid="streaming" data-chunks={t.chunks}>
             <span className="who">assistant{t.node ? ` (${t.node})` : ""}</span>
