@@ -6,6 +6,7 @@ hand-edited build) fails the suite. Standard library only.
 
     python3 scripts/ui_hash.py            # print the sources' hash
     python3 scripts/ui_hash.py --write    # write build-info.json (the build script does)
+    python3 scripts/ui_hash.py --verify   # exit 1 unless build-info.json matches sources and build
 """
 
 from __future__ import annotations
@@ -50,8 +51,24 @@ def write_info() -> dict[str, object]:
     return info
 
 
+def verify() -> list[str]:
+    """What ``build-info.json`` gets wrong about the sources and the build (empty: nothing)."""
+    info = json.loads(INFO.read_text(encoding="utf-8"))
+    problems = []
+    if info.get("sources_sha256") != sources_sha256():
+        problems.append("ui/ changed since the build (sources_sha256 differs)")
+    if info.get("files") != dist_files():
+        problems.append("the files of ui_dist are not the recorded ones")
+    return problems
+
+
 if __name__ == "__main__":
     if "--write" in sys.argv[1:]:
         print(json.dumps(write_info(), indent=2, sort_keys=True))
+    elif "--verify" in sys.argv[1:]:
+        found = verify()
+        for problem in found:
+            print(problem, file=sys.stderr)
+        sys.exit(1 if found else 0)
     else:
         print(sources_sha256())
