@@ -62,15 +62,29 @@ def build_info() -> dict[str, Any]:
 
 
 @functools.cache
+def _assets() -> dict[str, tuple[bytes, str]]:
+    """Every file of the build's ``assets/`` by name, with its media type (read once)."""
+    out: dict[str, tuple[bytes, str]] = {}
+    folder = _dist().joinpath("assets")
+    if folder.is_dir():
+        for item in folder.iterdir():
+            if item.is_file():
+                suffix = "." + item.name.rsplit(".", 1)[-1] if "." in item.name else ""
+                out[item.name] = (item.read_bytes(), _TYPES.get(suffix, "application/octet-stream"))
+    return out
+
+
 def _asset(name: str) -> tuple[bytes, str] | None:
-    """An asset of the build by its path under ``assets/`` (``None``: not one of them)."""
-    if not name or name.startswith(("/", ".")) or ".." in name.split("/"):
-        return None
-    found = _dist().joinpath("assets", *name.split("/"))
-    if not found.is_file():
-        return None
-    suffix = "." + name.rsplit(".", 1)[-1] if "." in name else ""
-    return found.read_bytes(), _TYPES.get(suffix, "application/octet-stream")
+    """An asset of the build by its name under ``assets/`` (``None``: not one of them).
+
+    Only the names of the build are served, so no path can leave the folder, and a rebuild
+    while the server runs shows its new (content-hashed) names on the next look-up.
+    """
+    found = _assets().get(name)
+    if found is None and "/" not in name and _dist().joinpath("assets", name).is_file():
+        _assets.cache_clear()  # rebuilt since the first read
+        found = _assets().get(name)
+    return found
 
 
 def _index() -> bytes:  # read each time: a rebuild shows without a restart
