@@ -101,6 +101,7 @@ export function App() {
 
   const chat = hasMessagesKey(schemas?.input_schema) || hasMessagesKey(schemas?.state_schema);
   const pane = chosenPane === "chat" && !chat ? "run" : chosenPane ?? (chat ? "chat" : "run");
+  const panes = [...(chat ? [["chat", "Chat"]] : []), ["run", "Run"], ["timeline", "Timeline"], ["state", "State"]];
 
   const ensureThread = async () => {
     if (threadId) return threadId;
@@ -179,13 +180,20 @@ export function App() {
               <InterruptPanel state={state} running={run.running}
                 onResume={(value) => startRun({ command: { resume: value } })}
                 onContinue={() => startRun({ input: null })} />
-              <div role="tablist" aria-label="panes" className="tabs">
-                {[...(chat ? [["chat", "Chat"]] : []), ["run", "Run"], ["timeline", "Timeline"], ["state", "State"]].map(([id, text]) => (
-                  <button key={id} role="tab" type="button" aria-selected={pane === id} id={`tab-${id}`} aria-controls={`pane-${id}`}
-                    onClick={() => setPane(id)}>{text}</button>
+              <div role="tablist" aria-label="panes" className="tabs" onKeyDown={(e) => {
+                // arrow keys move between the tabs (the focused tab is the selected one)
+                if (e.key !== "ArrowLeft" && e.key !== "ArrowRight") return;
+                const ids = panes.map(([id]) => id);
+                const next = ids[(ids.indexOf(pane) + (e.key === "ArrowRight" ? 1 : ids.length - 1)) % ids.length];
+                setPane(next);
+                document.getElementById(`tab-${next}`)?.focus();
+              }}>
+                {panes.map(([id, text]) => (
+                  <button key={id} role="tab" type="button" aria-selected={pane === id} id={`tab-${id}`}
+                    aria-controls="pane" tabIndex={pane === id ? 0 : -1} onClick={() => setPane(id)}>{text}</button>
                 ))}
               </div>
-              <div role="tabpanel" id={`pane-${pane}`} aria-labelledby={`tab-${pane}`}>
+              <div role="tabpanel" id="pane" aria-labelledby={`tab-${pane}`}>
                 {pane === "chat" && (
                   <ChatView messages={messages} tokens={run.tokens} running={run.running} sent={sent}
                     onSend={(text) => {

@@ -50,7 +50,9 @@ export function useRun(client) {
             setActive((a) => ({ ...a, [keys[0]]: Math.max(0, (a[keys[0]] || 0) - 1) }));
           }
         }
-        if ((mode === "messages" || mode === "messages/partial") && Array.isArray(data)) {
+        // messages-tuple: [chunk, metadata] per token ("messages/partial" of the plain mode
+        // carries whole messages, not tokens: it is only logged)
+        if (mode === "messages" && Array.isArray(data) && data.length === 2 && !Array.isArray(data[1])) {
           const [chunk, meta] = data;
           if (chunk && chunk.id && typeof chunk.content === "string") {
             setTokens((t) => {
