@@ -296,7 +296,12 @@ add("U7", "keyboard: a breakpoint set on a node with the keyboard pauses the run
     await page.getByLabel("Interrupt before").focus();
     await page.keyboard.press("Space");
     expect(await page.getByLabel("Interrupt before").isChecked(), "breakpoint set from the keyboard");
-    await page.getByRole("tab", { name: "Run" }).click();
+    // the panes are tabs: arrow keys move between them
+    await page.getByRole("tab", { name: "Run" }).focus();
+    await page.keyboard.press("ArrowRight");
+    eq(await page.getByRole("tab", { name: "Timeline" }).getAttribute("aria-selected"), "true", "ArrowRight selects Timeline");
+    await page.keyboard.press("ArrowLeft");
+    eq(await page.getByRole("tab", { name: "Run" }).getAttribute("aria-selected"), "true", "ArrowLeft selects Run again");
     await page.fill("[data-testid=input-form] input[name=value]", "x");
     await page.getByRole("button", { name: "Run", exact: true }).click();
     await page.waitForSelector("[data-testid=continue]", { timeout: STEP_MS });
