@@ -98,3 +98,21 @@ def test_cli_flag() -> None:
     assert parser.parse_args(["serve", "--studio"]).studio is True
     assert parser.parse_args(["dev", "--no-studio"]).studio is False
     assert parser.parse_args(["dev"]).studio is None
+
+
+@pytest.mark.parametrize(("argv", "shown"), [
+    (["dev"], True), (["dev", "--no-studio"], False), (["serve"], False), (["serve", "--studio"], True),
+])
+def test_cli_prints_the_studio_url(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                   capsys: pytest.CaptureFixture[str], argv: list[str], shown: bool) -> None:
+    import uvicorn
+
+    from stepgraph.server.cli import run_cli
+
+    monkeypatch.setattr(uvicorn, "run", lambda app, **kw: None)
+    (tmp_path / "g.py").write_text(GRAPH)
+    (tmp_path / "langgraph.json").write_text(json.dumps({"graphs": {"g": "./g.py:graph"}}))
+    assert run_cli([*argv, "--config", str(tmp_path / "langgraph.json"), "--port", "2999",
+                    "--database-url", str(tmp_path / "db.sqlite")]) == 0
+    out = capsys.readouterr().out
+    assert ("studio: http://127.0.0.1:2999/ui/" in out) is shown, out
