@@ -1,8 +1,9 @@
 """The input phase of a run: fresh input, ``None`` to continue, or a ``Command``.
 
-``start_run(loop)`` is what ``RunLoop.first()`` does: map the input to writes, decide whether
-the run resumes (and with which resume values), fork a replayed checkpoint, and save the
-input checkpoint. Like the rest of the loop it does no I/O.
+``start_run(loop, out)`` is what ``RunLoop.first()`` does: map the input to writes, decide
+whether the run resumes (and with which resume values), fork a replayed checkpoint, and make
+the input checkpoint. Like the rest of the loop it does no I/O: it changes the state through
+the loop's methods (``apply``, ``checkpoint``) and adds the effects it wants to ``out``.
 """
 
 from __future__ import annotations
@@ -11,7 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 from stepgraph.constants import INPUT, INTERRUPT, MISSING, NULL_TASK_ID, RESUME, RETURN, START
 from stepgraph.engine import planner
-from stepgraph.engine.apply import WriteSource, apply_writes
+from stepgraph.engine.apply import WriteSource
+from stepgraph.engine.effects import Effect, Emit
 from stepgraph.engine.input import map_command, map_input
 from stepgraph.errors import EmptyInputError, InvalidUpdateError
 
@@ -19,7 +21,7 @@ if TYPE_CHECKING:
     from stepgraph.engine.loop import RunLoop
 
 
-def start_run(loop: RunLoop) -> None:
+def start_run(loop: RunLoop, out: list[Effect]) -> None:
     """Apply the run's input (fresh input, ``None`` to continue, or a ``Command``)."""
     from stepgraph.types import Command
 
@@ -53,7 +55,7 @@ def start_run(loop: RunLoop) -> None:
     ):
         # A Command starting a new thread acts as its input: the start node applies its
         # update and goto, and START's own edges fire as for any input.
-        _fresh_input(loop, [(START, inp)])
+        _fresh_input(loop, [(START, inp)], out)
         return
     if isinstance(inp, Command):
         writes, resume = map_command(loop, inp)
@@ -69,7 +71,7 @@ def start_run(loop: RunLoop) -> None:
             _apply_saved_null_writes(loop)
         loop.resuming = True
         loop.seen[INTERRUPT] = dict(loop.versions)  # go on past a breakpoint
-        _emit_resume_values(loop)
+        _emit_resume_values(loop, out)
         return
     if inp is None:
         if not loop.versions:
@@ -82,8 +84,8 @@ def start_run(loop: RunLoop) -> None:
         loop.seen[INTERRUPT] = dict(loop.versions)
         _apply_saved_null_writes(loop)
         if loop.time_travel:
-            _replay(loop)
-        _emit_resume_values(loop)
+            _replay(loop, out)
+        _emit_resume_values(loop, out)
         return
     writes = map_input(loop.graph, inp)
     if not writes:
@@ -92,7 +94,7 @@ def start_run(loop: RunLoop) -> None:
             code="SG301",
             hint="give the graph an input with at least one of its input keys",
         )
-    _fresh_input(loop, writes)
+    _fresh_input(loop, writes, out)
 
 
 def _stopped_midway(loop: RunLoop) -> bool:
@@ -104,7 +106,7 @@ def _stopped_midway(loop: RunLoop) -> bool:
     return bool(planner.plan_tasks(loop, for_execution=False))
 
 
-def _fresh_input(loop: RunLoop, writes: list[tuple[str, Any]]) -> None:
+def _fresh_input(loop: RunLoop, writes: list[tuple[str, Any]], out: list[Effect]) -> None:
     # New input discards tasks still pending from the previous checkpoint; their saved
     # writes are never applied, so delta keys cannot be rebuilt across them.
     delta_keys = loop.delta_keys
@@ -115,23 +117,12 @@ def _fresh_input(loop: RunLoop, writes: list[tuple[str, Any]]) -> None:
         for t in planner.plan_tasks(loop, for_execution=False).values()
     ]
     loop.pending_writes = []
-    loop.updated = apply_writes(
-        loop.channels,
-        loop.versions,
-        loop.seen,
-        [*discarded, WriteSource(INPUT, writes)],
-        loop.next_version,
-        loop.graph.trigger_to_nodes,
-        loop.volatile,
-        loop.finishable,
-        live=loop.live_volatile,
-    )
-    loop.max_version = max(loop.versions.values()) if loop.versions else None
-    loop.saves.checkpoint("input", loop.step)
+    loop.updated = loop.apply([*discarded, WriteSource(INPUT, writes)])
+    loop.checkpoint("input", loop.step, out)
     loop.step += 1
 
 
-def _replay(loop: RunLoop) -> None:
+def _replay(loop: RunLoop, out: list[Effect]) -> None:
     """Run again from a past checkpoint: save a fork of it and re-execute its tasks.
 
     Writes saved for its tasks (results, interrupts, resume values) are not reused, so
@@ -146,7 +137,7 @@ def _replay(loop: RunLoop) -> None:
     if loop.checkpoint_metadata.get("source") in ("update", "fork"):
         bound = loop.saves.parent_id or bound
     else:
-        loop.saves.checkpoint("fork", loop.step)
+        loop.checkpoint("fork", loop.step, out)
         loop.step += 1
     if loop.parent_task is None:
         loop.replay = ReplayBound(bound)
@@ -165,18 +156,8 @@ def _apply_null_writes(loop: RunLoop, writes: list[tuple[str, Any]]) -> None:
     first, at the indexes they already have)."""
     prior = _apply_saved_null_writes(loop)
     loop.saves.task_writes(NULL_TASK_ID, [*prior, *writes], "")
-    updated = apply_writes(
-        loop.channels,
-        loop.versions,
-        loop.seen,
-        [WriteSource(INPUT, writes)],
-        loop.next_version,
-        loop.graph.trigger_to_nodes,
-        (),
-        (),
-    )
+    updated = loop.apply([WriteSource(INPUT, writes)], volatile=False)
     loop.updated = updated if loop.updated is None else loop.updated | updated
-    _after_null_writes(loop, updated)
 
 
 def _apply_saved_null_writes(loop: RunLoop) -> list[tuple[str, Any]]:
@@ -184,18 +165,8 @@ def _apply_saved_null_writes(loop: RunLoop) -> list[tuple[str, Any]]:
     null = [(c, v) for t, c, v in loop.pending_writes if t == NULL_TASK_ID]
     if null:
         loop.pending_writes = [w for w in loop.pending_writes if w[0] != NULL_TASK_ID]
-        updated = apply_writes(
-            loop.channels,
-            loop.versions,
-            loop.seen,
-            [WriteSource(INPUT, null)],
-            loop.next_version,
-            loop.graph.trigger_to_nodes,
-            (),
-            (),
-        )
+        updated = loop.apply([WriteSource(INPUT, null)], volatile=False)
         loop.updated = updated if loop.updated is None else loop.updated | updated
-        _after_null_writes(loop, updated)
     return null
 
 
@@ -236,11 +207,6 @@ def _hanging_interrupts(loop: RunLoop) -> set[Any]:
     return {iid for tid, iid in by_task.items() if tid not in resumed}
 
 
-def _after_null_writes(loop: RunLoop, updated: set[str]) -> None:
-    loop.live_volatile.update(c for c in updated if c in loop.volatile)
-    loop.max_version = max(loop.versions.values()) if loop.versions else None
-
-
 def _set_resume(loop: RunLoop, resume: Any) -> None:
     from stepgraph.engine.interrupts import is_resume_map
 
@@ -250,6 +216,6 @@ def _set_resume(loop: RunLoop, resume: Any) -> None:
         loop.null_resume = [resume]
 
 
-def _emit_resume_values(loop: RunLoop) -> None:
+def _emit_resume_values(loop: RunLoop, out: list[Effect]) -> None:
     if "values" in loop.sink.modes and loop.versions:
-        loop.emit("values", loop.read(loop.stream_keys))
+        out.append(Emit(loop.ns, [("values", loop.read(loop.stream_keys))]))
