@@ -85,7 +85,9 @@ async def _drive(loop: RunLoop) -> AsyncIterator[StreamPart]:
                     async with aclosing(_run_step(loop, tasks, event, writer)) as parts:
                         async for part in parts:
                             yield part
-            await aperform(loop.after_tick(), loop, writer)
+            effects = loop.after_tick()
+            if effects:
+                await aperform(effects, loop, writer)
             for part in sink.drain():
                 yield part
     except BaseException:

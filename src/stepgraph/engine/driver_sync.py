@@ -74,8 +74,13 @@ def _drive(loop: RunLoop, live: bool, streaming: bool = False) -> Iterator[Strea
             if tasks is None:
                 break
             if tasks:
-                yield from _run_step(loop, tasks, live, event, writer, streaming)
-            perform(loop.after_tick(), loop, writer)
+                if run_inline(loop, tasks, live):
+                    _run_alone(loop, tasks[0], writer)
+                else:
+                    yield from _run_step(loop, tasks, live, event, writer, streaming)
+            effects = loop.after_tick()
+            if effects:
+                perform(effects, loop, writer)
             yield from sink.drain()
     except BaseException:
         # Flush-on-error: what the failed step finished is stored; a saver error here
@@ -88,22 +93,24 @@ def _drive(loop: RunLoop, live: bool, streaming: bool = False) -> Iterator[Strea
     writer.wait()
 
 
+def _run_alone(loop: RunLoop, task: Task, writer: SyncWriter) -> None:
+    """A step's only task, run inline."""
+    try:
+        run_task_sync(task)
+    except Exception:
+        # (A run stopped by KeyboardInterrupt did not finish the task: it stays pending.)
+        perform(loop.task_done(task), loop, writer)
+        raise
+    effects = loop.task_done(task)
+    if effects:
+        perform(effects, loop, writer)
+
+
 def _run_step(
     loop: RunLoop, tasks: list[Task], live: bool, event: Any, writer: SyncWriter,
     streaming: bool = False,
 ) -> Iterator[StreamPart]:
     step_timeout = loop.graph.step_timeout
-    if run_inline(loop, tasks, live):
-        task = tasks[0]
-        try:
-            run_task_sync(task)
-        except Exception:
-            perform(loop.task_done(task), loop, writer)
-            raise
-        effects = loop.task_done(task)
-        if effects:
-            perform(effects, loop, writer)
-        return
     queue: deque[Task] = deque(tasks)
     done: deque[Task] = deque()
     failed: list[BaseException] = []

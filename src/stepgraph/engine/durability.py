@@ -15,7 +15,6 @@ run fails (after handing over what the failed step finished: flush-on-error).
 
 from __future__ import annotations
 
-import asyncio
 import threading
 from collections import deque
 from typing import TYPE_CHECKING, Any
@@ -23,6 +22,8 @@ from typing import TYPE_CHECKING, Any
 from stepgraph.engine.saving import perform_async, perform_sync
 
 if TYPE_CHECKING:
+    import asyncio
+
     from stepgraph.engine.effects import Op
     from stepgraph.engine.loop import RunLoop
 
@@ -172,6 +173,8 @@ class AsyncWriter:
             return
         if self.error is not None:
             raise self.error
+        import asyncio  # not at import time: sync-only programs never load asyncio
+
         self.queue.append(ops)
         if self.worker is None or self.worker.done():
             self.worker = asyncio.ensure_future(self._work())
@@ -194,6 +197,8 @@ class AsyncWriter:
     async def wait(self) -> None:
         worker = self.worker
         if worker is not None:
+            import asyncio
+
             # Shielded: a run cancelled while it waits still stores what it handed over.
             await asyncio.shield(worker)
         if self.error is not None:

@@ -39,6 +39,7 @@ from stepgraph.engine.apply import apply_writes
 from stepgraph.engine.effects import NONE, CacheGet, CacheSet, Effect, Effects, Emit, Save
 from stepgraph.engine.ids import checkpoint_id as new_checkpoint_id
 from stepgraph.engine.saving import SaveOps
+from stepgraph.engine.start import InputPhase
 from stepgraph.errors import (
     ErrorCode,
     GraphRecursionError,
@@ -85,7 +86,7 @@ def _saver_next_version(checkpointer: Any) -> Any:
     return lambda current: get_next(current, None)
 
 
-class RunLoop:
+class RunLoop(InputPhase):
     """All state of one run of a graph: channels, versions, the current step and its tasks."""
 
     def __init__(
@@ -216,10 +217,8 @@ class RunLoop:
     # -- input ------------------------------------------------------------------------------
     def first(self) -> Effects:
         """Apply the run's input (fresh input, ``None`` to continue, or a ``Command``)."""
-        from stepgraph.engine.start import start_run
-
         out: list[Effect] = []
-        start_run(self, out)
+        self._start(out)
         ops = self.saves.take()
         if ops:
             out.append(Save(ops))
@@ -252,10 +251,12 @@ class RunLoop:
         if not self.tasks:
             self.status = "done"
             return NONE
-        out: list[Effect] = []
+        out: list[Effect] | None = None
         if self.pending_writes:
             planner.attach_pending_writes(self)
-            self._emit(out, events.restored_results(self, self.tasks.values()))
+            parts = events.restored_results(self, self.tasks.values())
+            if parts:
+                out = [Emit(self.ns, parts)]
         cache = self.graph.cache
         if cache is not None:
             todo = caching.lookups(self, list(self.tasks.values()))
@@ -265,31 +266,40 @@ class RunLoop:
                     more: list[Effect] = []
                     for task in caching.apply_hits(todo, found):
                         more.extend(self.task_done(task))
-                    self._ready(more)
+                    more.extend(self._ready())
                     return more
 
-                out.append(CacheGet(cache, [k for _, k in todo], then))
-                return out
-        self._ready(out)
+                return [*(out or ()), CacheGet(cache, [k for _, k in todo], then)]
+        ready = self._ready()
+        if out is None:
+            return ready
+        out.extend(ready)
         return out
 
-    def _ready(self, out: list[Effect]) -> None:
+    def _ready(self) -> Effects:
         """The rest of ``tick()`` once cached results are known: breakpoints, a drain, the
         ``tasks`` stream, and what to run."""
-        if self._should_interrupt(self.interrupt_before):
+        if self.interrupt_before and self._should_interrupt(self.interrupt_before):
             self.status = "interrupt_before"
-            self._emit_breakpoint(out)
-            return
+            return self._breakpoint()
         control = self.control
         if control is not None and control.drain_requested:
             # After the breakpoint check: a resume passes this step's breakpoints, so a
             # drain in front of one must not skip it.
             self.status = "draining"
-            return
-        for task in self.tasks.values():
-            if not task.node.hidden and not task.cached:
-                self._emit(out, events.task_start(self, task))
-        self.runnable = [t for t in self.tasks.values() if not t.writes and not t.cached_done]
+            return NONE
+        tasks = self.tasks.values()
+        out: Effects = NONE
+        modes = self.sink.modes
+        if "tasks" in modes or "debug" in modes:
+            parts = [
+                part for task in tasks if not task.node.hidden and not task.cached
+                for part in events.task_start(self, task)
+            ]
+            if parts:
+                out = [Emit(self.ns, parts)]
+        self.runnable = [t for t in tasks if not t.writes and not t.cached_done]
+        return out
 
     def task_done(self, task: Task) -> Effects:
         """Record a finished task: queue its writes for the step's ``Save`` and stream its
@@ -324,21 +334,20 @@ class RunLoop:
         """Apply the step's writes, emit ``values``, checkpoint, and check interrupts; the
         step's save ops are returned together (one ``Save``)."""
         tasks = list(self.tasks.values())
-        out: list[Effect] = []
         if any(t.held_for_handler for t in tasks):
             # A node failed and the run pauses before its error handler: nothing is
             # applied, the step's writes (and the node's error) stay pending.
             self.status = "interrupt_before"
-            self._emit_breakpoint(out)
-            return out
+            return self._breakpoint()
         interrupted = [t for t in tasks if t.paused]
         if interrupted:
             self.status = "interrupted"
             self.interrupts = [i for t in interrupted for i in t.interrupts]
             if self.parent_task is None:
-                self._emit(out, events.interrupt_parts(
-                    self.sink.modes, self._values_after(tasks), tasks))
-            return out
+                parts = events.interrupt_parts(self.sink.modes, self._values_after(tasks), tasks)
+                if parts:
+                    return [Emit(self.ns, parts)]
+            return NONE
         new_version = self.next_version(self.max_version)
         self.updated = apply_writes(
             self.channels, self.versions, self.seen, tasks, self.next_version,
@@ -349,13 +358,14 @@ class RunLoop:
         self.pending_writes = []
         if self.track_output and self._changed(self.output_keys):
             self.last_output = self.read(self.output_keys)
+        out: list[Effect] = []
         if "values" in self.sink.modes and self._changed(self.stream_keys):
             out.append(Emit(self.ns, [("values", self.read(self.stream_keys))]))
         self.checkpoint("loop", self.step, out)
         self.step += 1
-        if self._should_interrupt(self.interrupt_after, tasks):
+        if self.interrupt_after and self._should_interrupt(self.interrupt_after, tasks):
             self.status = "interrupt_after"
-            self._emit_breakpoint(out)
+            out.extend(self._breakpoint())
         ops = self.saves.take()
         if ops:
             out.append(Save(ops))
@@ -405,11 +415,12 @@ class RunLoop:
         return read_with_writes(self, done, self.stream_keys)
 
     # -- helpers ----------------------------------------------------------------------------
-    def _emit_breakpoint(self, out: list[Effect]) -> None:
+    def _breakpoint(self) -> Effects:
         """A breakpoint stops the run: the root streams an empty ``__interrupt__`` update (a
         subgraph's pause reaches the caller through its parent)."""
         if self.parent_task is None and "updates" in self.sink.modes:
-            out.append(Emit(self.ns, [("updates", {INTERRUPT: ()})]))
+            return [Emit(self.ns, [("updates", {INTERRUPT: ()})])]
+        return NONE
 
     def _emit(self, out: list[Effect], parts: events.Parts) -> None:
         if parts:
