@@ -1,4 +1,9 @@
-"""The payloads of the ``updates``, ``tasks``, ``debug`` and ``checkpoints`` stream modes."""
+"""The payloads of the ``updates``, ``tasks``, ``debug`` and ``checkpoints`` stream modes.
+
+Each function returns ``(mode, payload)`` parts and emits nothing: the loop returns them
+as ``Emit`` effects for its driver (task calls, which run inside a task, stream theirs at
+once). Nothing here imports the engine: what a part needs from the run (a checkpoint's
+description, the state after a paused step) is computed by the loop and passed in."""
 
 from __future__ import annotations
 
