@@ -29,6 +29,26 @@ class InputPhase:
 
     __slots__ = ()
 
+    def where_to_start(self: RunLoop) -> tuple[dict[str, Any], str | None]:
+        """``(config, before)``: the driver loads ``config``'s checkpoint, or with ``before``
+        the latest checkpoint of its namespace older than that id (a subgraph of a replaying
+        root). Marks the run accordingly."""
+        config = self.config
+        parent = self.parent_task
+        if parent is None:
+            return config, None
+        self.replay = bound = parent.run.replay
+        ns = self.checkpoint_ns
+        target = (self.configurable.get("checkpoint_map") or {}).get(ns)
+        if target:
+            self.time_travel = True
+            configurable = {**self.configurable, "checkpoint_id": target}
+            return {**config, "configurable": configurable}, None
+        if bound is not None and bound.first_visit(ns):
+            self.replay_fresh = True
+            return config, bound.checkpoint_id
+        return config, None
+
     def _start(self: RunLoop, out: list[Effect]) -> None:
         """Apply the run's input (fresh input, ``None`` to continue, or a ``Command``)."""
         from stepgraph.types import Command
