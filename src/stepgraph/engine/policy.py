@@ -8,7 +8,9 @@ order, with ``perform``/``aperform`` below. What it decides is decided here:
   unless it has a timeout, the graph a step timeout, or the caller reads the step's parts
   while it runs (``live``);
 * ``eager``: the stream modes (or ``stream_eager``) whose parts the caller wants while a
-  task runs (``custom`` chunks, ``messages`` tokens);
+  task runs (``custom`` chunks, ``messages`` tokens). An async run is ``live`` when eager;
+  a sync run only at the root (``pregel/api.py``): a nested sync run keeps running tasks
+  on its own thread, so nested graphs cannot exhaust the shared pool;
 * when saves are stored: ``engine/durability.py`` (one policy for both);
 * flush-on-error: whatever ends a run (its end, an error, a closed stream, a cancellation),
   the driver performs ``loop.finish()`` and waits for its writer; an error while storing
