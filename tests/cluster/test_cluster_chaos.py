@@ -168,34 +168,3 @@ def test_multitask_storms(cluster: Cluster) -> None:
     print(f"\nCHAOS storm: trials={TRIALS} reject_bad={bad_reject} enqueue_out_of_order={overlaps} "
           f"interrupt_max_running={running_max}")
     assert (bad_reject, overlaps, running_max <= 1) == (0, 0, True)
-
-
-def test_redis_restart_mid_load(tmp_path) -> None:  # noqa: ANN001
-    from cluster_harness import PrivateRedis, unreachable
-
-    reason = unreachable(redis=True)
-    if reason:
-        pytest.skip(reason)
-    redis = PrivateRedis(tmp_path)
-    redis.start()
-    cluster = Cluster(tmp_path, redis_url=redis.url)
-    try:
-        api = cluster.add("api")
-        cluster.add("worker")
-        cluster.add("worker")
-        runs = []
-        for _ in range(20):
-            tid = new_thread(api.url)
-            runs.append((tid, create(api.url, tid, {"n": 0, "steps": 20, "sleep": 0.1}).json()["run_id"]))
-        time.sleep(1.0)
-        redis.kill()
-        time.sleep(2.0)
-        during = [create(api.url, new_thread(api.url), {"n": 0, "steps": 2}).status_code for _ in range(3)]
-        redis.start()
-        lost = sum(wait_status(api.url, tid, rid) != "success" for tid, rid in runs)
-        after = [create(api.url, new_thread(api.url), {"n": 0, "steps": 2}).status_code for _ in range(5)]
-        print(f"\nCHAOS redis-restart: runs={len(runs)} lost={lost} creates_while_down={during} after={after}")
-        assert lost == 0 and set(after) == {200} and set(during) == {200}
-    finally:
-        cluster.close()
-        redis.kill()

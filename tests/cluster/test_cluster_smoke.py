@@ -75,19 +75,33 @@ def test_runs_spread_over_workers_one_at_a_time_per_thread(cluster: Cluster) -> 
 
 def test_worker_sigkill_runs_resume_on_another_worker(cluster: Cluster) -> None:
     api = cluster.add("api")
-    a = cluster.add("worker")
+    cluster.add("worker")
     cluster.add("worker")
     threads = [new_thread(api.url) for _ in range(4)]
-    runs = [(tid, create(api.url, tid, {"n": 0, "steps": 15, "sleep": 0.1}).json()["run_id"]) for tid in threads]
+    logs = {tid: cluster.tmp / f"keys-{tid}.log" for tid in threads}
+    runs = [(tid, create(api.url, tid, {"n": 0, "steps": 15, "sleep": 0.1, "keylog": str(logs[tid])}
+                         ).json()["run_id"]) for tid in threads]
+    pid, _ = _holder_pid(cluster, runs[0][1])
     time.sleep(1.0)
-    cluster.kill(a)
+    victim = next(p for p in cluster.procs if p.pid == pid)
+    cluster.kill(victim)
     cluster.add("worker")
+    executions = distinct = 0
     for tid, rid in runs:
         assert wait_status(api.url, tid, rid) == "success"
         assert state(api.url, tid)["values"]["n"] == 15
+        # every execution of a step, the killed one included, had the key of the step that
+        # committed: one key per step however often it executed
+        keys = logs[tid].read_text().split()
+        checkpoints = {s["checkpoint"]["checkpoint_id"] for s in history(api.url, tid)}
+        assert len(set(keys)) == 15
+        assert all(k.split(":")[0] == tid and k.split(":")[1] in checkpoints for k in keys)
+        executions += len(keys)
+        distinct += len(set(keys))
+    assert executions > distinct  # the killed worker's steps executed again (at least once)
     assert checkpoint_forks(cluster) == []
     attempts = cluster.sql("SELECT MAX(attempt) FROM sg_run_queue")[0][0]
-    assert attempts >= 1
+    assert attempts >= 2
 
 
 def test_zombie_worker_cannot_commit_after_losing_its_lease(cluster: Cluster) -> None:
