@@ -58,6 +58,14 @@ async def start_cluster(ctx: ServerContext, opts: ClusterOptions, *, n_jobs: int
     executor = ClusterExecutor(ctx, pool)
     queue = ClusterRunQueue(ctx, pool, listener, opts, executor, n_jobs=n_jobs)
     queue.starter = executor.start
+
+    async def fence_events(run_id: str, lost_epoch: int) -> None:
+        try:  # best effort: the next holder's first append raises the fence too
+            await store.fence(run_id, lost_epoch + 1)
+        except Exception as exc:  # noqa: BLE001 - Redis away
+            logger.warning("run %s: its event stream could not be fenced: %s", run_id, exc)
+
+    queue.on_reaped = fence_events
     ctx.queue = queue
     ctx.service = ClusterRunService(ctx, pool, listener, pg_events=not opts.redis_url)
     queue.start()

@@ -140,10 +140,18 @@ class ClusterExecutor(RunExecutor):
         if isinstance(metadata, dict):
             metadata["run_attempt"] = lease.attempt
             metadata["lease_epoch"] = lease.epoch
-        log = ctx.events.open(lease.run_id, resumable=bool(kwargs.get("resumable")))
+        log = ctx.events.open(lease.run_id, resumable=bool(kwargs.get("resumable")),  # type: ignore[call-arg]
+                              epoch=lease.epoch, on_stale=lambda dropped: self._stale_events(lease, dropped))
         if lease.attempt > 1:
             log.append("metadata", dumps({"run_id": lease.run_id, "attempt": lease.attempt}))
         return RunJob(run=run, log=log, temporary=bool(kwargs.get("temporary")))
+
+    def _stale_events(self, lease: Lease, dropped: int) -> None:
+        """The event store refused this lease's events: the run is another worker's now."""
+        lease.mark_lost()
+        task = asyncio.get_running_loop().create_task(bump_counter(self.pool, "stale_events_refused", dropped))
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
 
     async def _stalls(self, run: dict[str, Any], lease: Lease) -> int:
         """Executions in a row that ended without committing a step (counted at each claim):
