@@ -1,7 +1,7 @@
 """Long chaos scenarios of the cluster (``-m cluster``; sizes from the environment).
 
 ``STEPGRAPH_CHAOS_RUNS`` (default 200) runs of a ``STEPGRAPH_CHAOS_STEPS``-step graph (30; each step and branch sleeps
-``STEPGRAPH_CHAOS_SLEEP`` s, 0.05)
+``STEPGRAPH_CHAOS_SLEEP`` s, 0.25: long enough for ~30 kills)
 with a 3-way ``Send`` fan-out per step on half as many threads, while a random worker is
 SIGKILLed every ``STEPGRAPH_CHAOS_KILL_S`` seconds (3) and restarted; ``STEPGRAPH_CHAOS_TRIALS``
 (20) zombie and storm trials. Each test prints its figures (runs, kills, lost, stuck, stale
@@ -29,7 +29,7 @@ RUNS = int(os.environ.get("STEPGRAPH_CHAOS_RUNS", "200"))
 STEPS = int(os.environ.get("STEPGRAPH_CHAOS_STEPS", "30"))
 KILL_S = float(os.environ.get("STEPGRAPH_CHAOS_KILL_S", "3"))
 TRIALS = int(os.environ.get("STEPGRAPH_CHAOS_TRIALS", "20"))
-SLEEP = float(os.environ.get("STEPGRAPH_CHAOS_SLEEP", "0.05"))
+SLEEP = float(os.environ.get("STEPGRAPH_CHAOS_SLEEP", "0.25"))
 
 
 def _expected_hits(steps: int, fan: int) -> list[str]:

@@ -256,3 +256,48 @@ def test_poison_run_that_kills_its_workers_fails_after_max_attempts(cluster: Clu
     healthy = new_thread(api.url)
     ok = create(api.url, healthy, {"n": 0, "steps": 2}).json()["run_id"]
     assert wait_status(api.url, healthy, ok) == "success"
+
+
+def test_thread_stream_and_busy_checks_work_from_any_api_process(cluster: Cluster) -> None:
+    a, b = cluster.add("api"), cluster.add("api")
+    cluster.add("worker")
+    tid = new_thread(a.url)
+    first = create(a.url, tid, {"n": 0, "steps": 6, "sleep": 0.2}, stream_mode=["updates"]).json()["run_id"]
+    _holder_pid(cluster, first)
+    # B never saw this run: the busy check reads the queue, not B's memory
+    r = httpx.post(f"{b.url}/threads/{tid}/state", json={"values": {"n": 99}}, timeout=30)
+    assert r.status_code == 409, r.text
+    got: list[tuple[str, str, str | None]] = []
+
+    def follow() -> None:  # the thread's stream on B: the running run live, then the next one from its start
+        with httpx.stream("GET", f"{b.url}/threads/{tid}/stream", params={"stream_mode": "updates"},
+                          timeout=60) as resp:
+            event = data = eid = None
+            for line in resp.iter_lines():
+                if line.startswith("event: "):
+                    event = line[7:]
+                elif line.startswith("data: "):
+                    data = line[6:]
+                elif line.startswith("id: "):
+                    eid = line[4:]
+                elif line == "" and event is not None:
+                    got.append((event, data or "", eid))
+                    event = data = eid = None
+                    metas = [i for i, e in enumerate(got) if e[0] == "metadata"]
+                    if metas and sum(1 for e in got[metas[-1]:] if e[0] == "updates") == 3:
+                        return
+
+    reader = threading.Thread(target=follow, daemon=True)
+    reader.start()
+    time.sleep(1.0)
+    second = create(a.url, tid, {"n": 0, "steps": 3}, multitask_strategy="enqueue",
+                    stream_mode=["updates"]).json()["run_id"]
+    reader.join(60)
+    assert not reader.is_alive(), got
+    assert wait_status(a.url, tid, second) == "success"
+    metas = [json.loads(d)["run_id"] for e, d, _ in got if e == "metadata"]
+    assert metas == [second]  # the later run from its start (its metadata first) ...
+    assert got[0][0] == "updates"  # ... after the run that was running, followed live
+    assert len(got) >= 5
+    r = httpx.post(f"{b.url}/threads/{tid}/state", json={"values": {"n": 99}}, timeout=30)
+    assert r.status_code == 200, r.text  # idle now: accepted
