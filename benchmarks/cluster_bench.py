@@ -9,7 +9,9 @@ reuses ``tests/cluster/cluster_harness.py``. Figures:
   of 5 x 100 ms keep half of the worker's slots busy), time from the request to the first
   ``updates`` event, p50/p99, with Redis and Postgres-only;
 - **throughput**: runs of 5 steps x 100 ms sleep (I/O bound) per second with 1, 2 and 4
-  workers (10 jobs each), and the ratio to N x one worker;
+  workers (``--jobs`` each, default 4: on a shared 2-core machine, 4 workers x 10 jobs would
+  make the runs CPU bound, and the figure would measure the CPU, not the queue), and the ratio
+  to N x one worker;
 - **split vs all-in-one**: the same load through 1 API + 1 worker and through one
   ``--role all`` process.
 
@@ -19,6 +21,7 @@ Timings on a shared 2-core machine are noisy: read the ratios, not the absolute 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import tempfile
@@ -79,9 +82,9 @@ def pickup(redis: bool, samples: int) -> tuple[float, float]:
             cluster.close()
 
 
-def throughput(workers: int, runs: int, *, role_all: bool = False) -> float:
+def throughput(workers: int, runs: int, *, role_all: bool = False, jobs: int = 4) -> float:
     with tempfile.TemporaryDirectory() as tmp:
-        cluster = Cluster(Path(tmp), redis=True)
+        cluster = Cluster(Path(tmp), redis=True, jobs=jobs)
         try:
             if role_all:
                 api = cluster.add("all")
@@ -103,25 +106,28 @@ def throughput(workers: int, runs: int, *, role_all: bool = False) -> float:
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--jobs", type=int, default=4, help="runs per worker in the throughput figures")
     args = parser.parse_args()
     reason = unreachable(redis=True)
     if reason:
         print(f"skipped: {reason}")
         return 0
     samples = 20 if args.quick else 100
-    per_worker = 30 if args.quick else 100
+    per_worker = (6 if args.quick else 20) * args.jobs
+    print(f"load average at start: {os.getloadavg()[0]:.1f} ({os.cpu_count()} cores)")
     print("| measure | value |\n|---|---|")
     for redis in (True, False):
         p50, p99 = pickup(redis, samples)
         print(f"| pickup, {'Redis' if redis else 'Postgres-only'} (create to first step event) "
-              f"| p50 {p50 * 1000:.0f} ms, p99 {p99 * 1000:.0f} ms |")
+              f"| p50 {p50 * 1000:.0f} ms, p99 {p99 * 1000:.0f} ms |", flush=True)
     base = None
     for n in (1, 2, 4):
-        rate = throughput(n, per_worker * n)
+        rate = throughput(n, per_worker * n, jobs=args.jobs)
         base = base or rate
-        print(f"| throughput, {n} worker(s), 5 x 100 ms runs | {rate:.1f} runs/s ({rate / (n * base):.2f} x N x one) |")
-    split = throughput(1, per_worker)
-    together = throughput(1, per_worker, role_all=True)
+        print(f"| throughput, {n} worker(s) x {args.jobs} jobs, 5 x 100 ms runs | {rate:.1f} runs/s "
+              f"({rate / (n * base):.2f} x N x one) |", flush=True)
+    split = throughput(1, per_worker, jobs=args.jobs)
+    together = throughput(1, per_worker, role_all=True, jobs=args.jobs)
     print(f"| 1 API + 1 worker vs one --role all process | {split:.1f} vs {together:.1f} runs/s |")
     return 0
 

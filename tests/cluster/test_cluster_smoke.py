@@ -301,3 +301,53 @@ def test_thread_stream_and_busy_checks_work_from_any_api_process(cluster: Cluste
     assert len(got) >= 5
     r = httpx.post(f"{b.url}/threads/{tid}/state", json={"values": {"n": 99}}, timeout=30)
     assert r.status_code == 200, r.text  # idle now: accepted
+
+
+def _v3_events(url: str, tid: str, body: dict[str, object], terminals: int) -> list[dict[str, object]]:
+    """The envelopes of ``/threads/{tid}/stream/events`` until ``terminals`` root completions."""
+    out: list[dict[str, object]] = []
+    with httpx.stream("POST", f"{url}/threads/{tid}/stream/events", json=body, timeout=60) as resp:
+        assert resp.status_code == 200, resp.read()
+        buf = ""
+        for text in resp.iter_text():
+            buf += text
+            while "\r\n\r\n" in buf:
+                block, buf = buf.split("\r\n\r\n", 1)
+                for line in block.split("\r\n"):
+                    if line.startswith("data: "):
+                        out.append(json.loads(line[6:]))
+            done = [e for e in out if e["method"] == "lifecycle" and not e["params"]["namespace"]  # type: ignore[index]
+                    and e["params"]["data"].get("event") == "completed"]  # type: ignore[index, union-attr]
+            if len(done) >= terminals:
+                return out
+    raise AssertionError(f"the stream ended early: {out}")
+
+
+@pytest.mark.parametrize("mode", ["redis", "postgres-only"])
+def test_v3_thread_log_is_one_log_across_processes(mode: str, request: pytest.FixtureRequest) -> None:
+    c: Cluster = request.getfixturevalue("cluster" if mode == "redis" else "pg_cluster")
+    a, b = c.add("api"), c.add("api")
+    c.add("worker")
+    c.add("worker")
+    tid = new_thread(a.url)
+
+    def start() -> str:
+        r = httpx.post(f"{a.url}/threads/{tid}/commands", timeout=30, json={
+            "id": 1, "method": "run.start", "params": {"assistant_id": "g", "input": {"n": 0, "steps": 3}}})
+        assert r.status_code == 200 and r.json()["type"] == "success", r.text
+        return str(r.json()["result"]["run_id"])
+
+    every = {"channels": ["values", "updates", "messages", "tools", "custom", "lifecycle", "input", "tasks",
+                          "checkpoints"]}
+    first = start()
+    log = _v3_events(b.url, tid, every, 1)  # read on B, written by a worker
+    seqs = [int(e["seq"]) for e in log]  # type: ignore[call-overload]
+    assert seqs == list(range(1, len(seqs) + 1))
+    assert wait_status(a.url, tid, first) == "success"
+    start()  # may execute on the other worker: its seq continue
+    both = _v3_events(a.url, tid, every, 2)
+    seqs2 = [int(e["seq"]) for e in both]  # type: ignore[call-overload]
+    assert seqs2 == list(range(1, len(seqs2) + 1)) and len(seqs2) > len(seqs)
+    assert [e["event_id"] for e in both[: len(log)]] == [e["event_id"] for e in log]  # same events everywhere
+    tail = _v3_events(b.url, tid, {**every, "since": seqs[-1]}, 1)
+    assert [int(e["seq"]) for e in tail] == seqs2[len(seqs):]  # type: ignore[call-overload]

@@ -140,6 +140,11 @@ class ClusterExecutor(RunExecutor):
         if isinstance(metadata, dict):
             metadata["run_attempt"] = lease.attempt
             metadata["lease_epoch"] = lease.epoch
+        if kwargs.get("protocol") == "v3":  # its seq continue where the thread's previous run stopped
+            try:
+                await ctx.thread_logs.prepare(lease.thread_id)  # type: ignore[attr-defined]
+            except Exception as exc:  # noqa: BLE001 - the store is away: numbering may restart
+                logger.warning("thread %s: its shared v3 log could not be read: %s", lease.thread_id, exc)
         log = ctx.events.open(lease.run_id, resumable=bool(kwargs.get("resumable")),  # type: ignore[call-arg]
                               epoch=lease.epoch, on_stale=lambda dropped: self._stale_events(lease, dropped))
         if lease.attempt > 1:
