@@ -12,8 +12,9 @@ reuses ``tests/cluster/cluster_harness.py``. Figures:
   workers (``--jobs`` each, default 4: on a shared 2-core machine, 4 workers x 10 jobs would
   make the runs CPU bound, and the figure would measure the CPU, not the queue), and the ratio
   to N x one worker;
-- **split vs all-in-one**: the same load through 1 API + 1 worker and through one
-  ``--role all`` process.
+- **split vs all-in-one**: the same load through 1 API + 1 worker, through one
+  ``--role all`` cluster process, and through one process outside cluster mode (today's
+  single process on the same PostgreSQL).
 
 Timings on a shared 2-core machine are noisy: read the ratios, not the absolute numbers.
 """
@@ -54,16 +55,24 @@ def _pickup(url: str, samples: int) -> list[float]:
     return out
 
 
-def _background_load(url: str, stop: threading.Event, concurrency: int) -> None:
+def _background_load(url: str, stop: threading.Event, concurrency: int) -> list[threading.Thread]:
+    """``concurrency`` clients each running one I/O-bound run after the other until ``stop``."""
+
     def loop() -> None:
         tid = new_thread(url)
         while not stop.is_set():
-            rid = create(url, tid, IO_RUN).json()["run_id"]
-            wait_status(url, tid, rid)
+            try:
+                rid = create(url, tid, IO_RUN).json()["run_id"]
+                wait_status(url, tid, rid)
+            except (httpx.HTTPError, AssertionError):
+                if stop.is_set():
+                    return
+                time.sleep(0.2)
 
     threads = [threading.Thread(target=loop, daemon=True) for _ in range(concurrency)]
     for t in threads:
         t.start()
+    return threads
 
 
 def pickup(redis: bool, samples: int) -> tuple[float, float]:
@@ -73,21 +82,27 @@ def pickup(redis: bool, samples: int) -> tuple[float, float]:
             api = cluster.add("api")
             cluster.add("worker")
             stop = threading.Event()
-            _background_load(api.url, stop, 5)  # half of the worker's 10 slots
+            load = _background_load(api.url, stop, 5)  # half of the worker's 10 slots
             time.sleep(1.0)
-            lat = sorted(_pickup(api.url, samples))
-            stop.set()
+            try:
+                lat = sorted(_pickup(api.url, samples))
+            finally:
+                stop.set()
+                for t in load:
+                    t.join(30)
             return statistics.median(lat), lat[min(len(lat) - 1, int(len(lat) * 0.99))]
         finally:
             cluster.close()
 
 
-def throughput(workers: int, runs: int, *, role_all: bool = False, jobs: int = 4) -> float:
+def throughput(workers: int, runs: int, *, single: str | None = None, jobs: int = 4) -> float:
+    """Runs per second through ``workers`` workers behind one API process, or through one
+    process of role ``single`` (``all``: a one-process cluster; ``plain``: no cluster mode)."""
     with tempfile.TemporaryDirectory() as tmp:
         cluster = Cluster(Path(tmp), redis=True, jobs=jobs)
         try:
-            if role_all:
-                api = cluster.add("all")
+            if single is not None:
+                api = cluster.add(single)
             else:
                 api = cluster.add("api")
                 for _ in range(workers):
@@ -127,8 +142,10 @@ def main() -> int:
         print(f"| throughput, {n} worker(s) x {args.jobs} jobs, 5 x 100 ms runs | {rate:.1f} runs/s "
               f"({rate / (n * base):.2f} x N x one) |", flush=True)
     split = throughput(1, per_worker, jobs=args.jobs)
-    together = throughput(1, per_worker, role_all=True, jobs=args.jobs)
-    print(f"| 1 API + 1 worker vs one --role all process | {split:.1f} vs {together:.1f} runs/s |")
+    together = throughput(1, per_worker, single="all", jobs=args.jobs)
+    plain = throughput(1, per_worker, single="plain", jobs=args.jobs)
+    print(f"| 1 API + 1 worker / one `--role all` cluster process / one process outside cluster mode "
+          f"| {split:.1f} / {together:.1f} / {plain:.1f} runs/s |")
     return 0
 
 
