@@ -259,3 +259,23 @@ def test_only_connection_failures_count_as_disconnects() -> None:
     assert is_disconnect(psycopg.OperationalError("server closed the connection unexpectedly"))
     assert not is_disconnect(psycopg.errors.UniqueViolation("duplicate key"))
     assert not is_disconnect(ValueError("x"))
+
+
+def test_a_shared_thread_log_copy_takes_in_what_other_processes_wrote() -> None:
+    from stepgraph.server.cluster.threadlogs import SharedThreadLog
+
+    writer = SharedThreadLog("t")
+    sent: list[object] = []
+    writer.outbox = sent.append
+    writer.append("lifecycle", (), {"event": "running"})
+    writer.append("input.requested", (), {"interrupt_id": "i-1", "payload": 1})
+    assert len(sent) == 2  # what a process appends goes to the shared log
+    reader = SharedThreadLog("t")
+    for event in sent:
+        reader.inject(event)  # type: ignore[arg-type]
+        reader.inject(event)  # type: ignore[arg-type]  # a second copy is skipped
+    assert [e.seq for e in reader.events] == [1, 2] and reader.last_seq == 2
+    assert reader.interrupt_ids == {"i-1"}  # announced interrupts are known on every process
+    later = SharedThreadLog("t")
+    later.inject(sent[1])  # type: ignore[arg-type]  # seq 1 was trimmed from the store
+    assert later.dropped_through == 1 and later.missed(0)

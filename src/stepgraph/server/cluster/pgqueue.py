@@ -141,7 +141,7 @@ class ClusterRunQueue(RunQueue):
         task.add_done_callback(lambda t: self._tasks.remove(t) if t in self._tasks else None)
 
     def subscribe(self, thread_id: str) -> asyncio.Queue[RunJob]:
-        return asyncio.Queue()  # a thread-wide stream across processes is not offered in a cluster
+        return asyncio.Queue()  # unused: the thread-wide stream reads the queue table (ClusterRunService)
 
     def unsubscribe(self, thread_id: str, queue: asyncio.Queue[RunJob]) -> None:
         return None
