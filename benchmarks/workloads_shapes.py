@@ -156,6 +156,29 @@ def build_idle(W: ModuleType, pkg: str, idle: int) -> Any:
     return b
 
 
+def _per_step_us(W: ModuleType, pkg: str, builder: Any, samples: int = 5) -> float:
+    """CPU microseconds per step, without the per-run costs: the median CPU time of runs of
+    ``IDLE_STEPS`` steps minus that of runs of a quarter as many, over the steps between."""
+    import gc
+    import statistics
+    import time
+
+    def cpu(steps: int) -> float:
+        times = []
+        for k in range(samples):
+            graph = builder.compile(checkpointer=W.memory_saver(pkg))
+            cfg = {"configurable": {"thread_id": f"p{steps}-{k}"}, "recursion_limit": steps * 2 + 10}
+            gc.collect()
+            c0 = time.process_time()
+            graph.invoke({"i": 0, "n": steps}, cfg)
+            times.append(time.process_time() - c0)
+        return statistics.median(times)
+
+    short = IDLE_STEPS // 4
+    cpu(short)  # warm-up
+    return round((cpu(IDLE_STEPS) - cpu(short)) / (IDLE_STEPS - short) * 1e6, 1)
+
+
 def _invoke_case(W: ModuleType, pkg: str, builder: Any, inp: Any, *, saver: str | None,
                  limit: int, durability: str | None = None, use_async: bool = False,
                  digest: Any = None) -> Any:
@@ -238,8 +261,11 @@ def register(W: ModuleType) -> None:
 
     for idle in (1000, 2000):
         def idle_case(pkg: str, quick: bool, idle: int = idle) -> Any:
-            return _invoke_case(W, pkg, build_idle(W, pkg, idle), {"i": 0, "n": IDLE_STEPS},
+            builder = build_idle(W, pkg, idle)
+            case = _invoke_case(W, pkg, builder, {"i": 0, "n": IDLE_STEPS},
                                 saver="memory", limit=IDLE_STEPS * 2 + 10)
+            case.extra = lambda: {"per_step_us": _per_step_us(W, pkg, builder)}
+            return case
 
         workload(f"cp_memory_idle_{idle}_loop_{IDLE_STEPS}", "checkpointed",
                  f"{IDLE_STEPS}-step loop beside {idle} idle nodes, InMemorySaver "

@@ -185,6 +185,10 @@ class ListQuery:
         return not self.filter or all(metadata.get(k, MISSING) == v for k, v in self.filter.items())
 
 
+ListDumps = Callable[[list[Any]], tuple[str, bytes, int]]
+"""Encodes a list for a blob row: ``(type, data, bytes of its whole encoding)`` (the data of
+a saver that splits large elements off is smaller than the encoding it stands for)."""
+
 _KEEP = object()
 """``_encode_list``: leave the channel's delta memory as it is."""
 
@@ -256,8 +260,11 @@ class SaverCodec:
         writes: Sequence[tuple[str, Any]],
         task_id: str,
         task_path: str = "",
+        dumps: Callable[[Any], tuple[str, bytes]] | None = None,
     ) -> tuple[list[WriteRow], list[WriteRow]]:
-        """``(regular, special)`` write rows; special ones (negative idx) overwrite."""
+        """``(regular, special)`` write rows; special ones (negative idx) overwrite.
+
+        ``dumps`` encodes a value (default ``serde.dumps_typed``)."""
         thread_id, ns, checkpoint_id = thread_target(config)
         if checkpoint_id is None:
             raise SaverError(
@@ -268,7 +275,7 @@ class SaverCodec:
             )
         regular: list[WriteRow] = []
         special: list[WriteRow] = []
-        dumps = self.serde.dumps_typed
+        dumps = dumps or self.serde.dumps_typed
         for idx, (channel, value) in enumerate(writes):
             fixed = WRITES_IDX_MAP.get(channel)
             typ, data = dumps(value)
@@ -278,8 +285,11 @@ class SaverCodec:
         return regular, special
 
     def _encode_blobs(
-        self, thread_id: str, ns: str, values: Mapping[str, Any], new_versions: ChannelVersions
+        self, thread_id: str, ns: str, values: Mapping[str, Any], new_versions: ChannelVersions,
+        dumps_list: ListDumps | None = None,
     ) -> tuple[list[BlobRow], list[tuple[tuple[str, str, str], _Tip | None]]]:
+        """Blob rows of ``new_versions``; ``dumps_list`` encodes a list (or the appended part
+        of one), default ``serde.dumps_typed``."""
         rows: list[BlobRow] = []
         tips: list[tuple[tuple[str, str, str], _Tip | None]] = []
         dumps = self.serde.dumps_typed
@@ -295,21 +305,23 @@ class SaverCodec:
                 rows.append((thread_id, ns, channel, version, typ, data, None, version))
                 tips.append((key, None))
             else:
-                typ, data, base, tip, anchor = self._encode_list(key, version, value)
+                typ, data, base, tip, anchor = self._encode_list(key, version, value, dumps_list)
                 rows.append((thread_id, ns, channel, version, typ, data, base, anchor))
                 if tip is not _KEEP:
                     tips.append((key, tip))
         return rows, tips
 
     def _encode_list(
-        self, key: tuple[str, str, str], version: str, value: list[Any]
+        self, key: tuple[str, str, str], version: str, value: list[Any],
+        dumps_list: ListDumps | None = None,
     ) -> tuple[str, bytes, str | None, Any, str]:
         """``(type, data, base_version, tip to remember, anchor)`` of a list blob row."""
+        dumps = dumps_list or self._dumps_list
         tip = self._tips.get(key)
         if tip is not None and not _newer(version, tip.version):
             # A version stored before (a copied checkpoint puts its versions again): its row
             # is kept as stored (inserts do not overwrite), so it must not become a base.
-            typ, data = self.serde.dumps_typed(value)
+            typ, data, _ = dumps(value)
             return typ, data, None, _KEEP, version
         if tip is not None:
             n = len(tip.items)
@@ -318,14 +330,18 @@ class SaverCodec:
             except Exception:  # an element whose == does not return a bool
                 extends = False
             if extends:
-                typ, data = self.serde.dumps_typed(value[n:])
-                spent = tip.delta_bytes + len(data)
+                typ, data, size = dumps(value[n:])
+                spent = tip.delta_bytes + size
                 budget = max(self.snapshot_ratio * tip.snapshot_bytes, self.min_delta_budget)
                 if spent <= budget:
                     new = _Tip(version, tip.anchor, value.copy(), tip.snapshot_bytes, spent)
                     return typ, data, tip.version, new, new.anchor
-        typ, data = self.serde.dumps_typed(value)
-        return typ, data, None, _Tip(version, version, value.copy(), len(data), 0), version
+        typ, data, size = dumps(value)
+        return typ, data, None, _Tip(version, version, value.copy(), size, 0), version
+
+    def _dumps_list(self, items: list[Any]) -> tuple[str, bytes, int]:
+        typ, data = self.serde.dumps_typed(items)
+        return typ, data, len(data)
 
     def _remember(self, tips: list[tuple[tuple[str, str, str], _Tip | None]]) -> None:
         for key, tip in tips:

@@ -147,6 +147,18 @@ def _plain_packer() -> Callable[[Any], bytes] | None:
     return lambda obj: backend.pack(obj, _refuse, True)
 
 
+def _element_packer(serde: Any) -> Callable[[Any], bytes] | None:
+    """What ``serde`` writes for a value inside a list, when that is known to be its plain
+    msgpack encoding (stepgraph's own serializer, exactly), else ``None``."""
+    from stepgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+
+    if type(serde) is not JsonPlusSerializer:
+        return None
+    codec = getattr(serde, "_codec", None)
+    dumps = getattr(codec, "dumps", None)
+    return dumps if callable(dumps) else None
+
+
 class CompactCodec(SaverCodec):
     """``SaverCodec`` plus diff rows, inline values and pieces (see the module docstring)."""
 
@@ -159,6 +171,7 @@ class CompactCodec(SaverCodec):
         self._stored_pieces = Lru(b["stored_pieces"])  # digest -> stored (compressed) form
         self.thread_keys = Lru(b["thread_keys"])  # thread id -> stored key (keys never change)
         self._row_packer = _plain_packer() if self._plain_arrays else None
+        self._element_packer = _element_packer(serde) if self._plain_arrays else None
 
     # --- writing ------------------------------------------------------------------------
     def plan_put(
@@ -184,7 +197,9 @@ class CompactCodec(SaverCodec):
         inline, blob_rows, lists = self._inline_values(
             (thread_id, ns), values, versions, new_versions, tip if warm else None, pieces
         )
-        list_rows, tips = self._encode_blobs(thread_id, ns, values, lists)
+        list_rows, tips = self._encode_blobs(
+            thread_id, ns, values, lists, dumps_list=lambda items: self._pieced_list(items, pieces)
+        )
         blob_rows.extend(self._split_blob(row, pieces) for row in list_rows)
         md = get_checkpoint_metadata(config, metadata)
         packed = _packing.pack(stored, inline, md, tip.packed["n"] if warm and tip else None)
@@ -265,8 +280,9 @@ class CompactCodec(SaverCodec):
         return inline, rows, lists
 
     def _split_blob(self, row: BlobRow, pieces: dict[bytes, bytes]) -> BlobRow:
-        """A list blob row with pieces split off and versions in their stored form."""
-        typ, data = self._split_stored(row[4], row[5], pieces)
+        """A list blob row (its pieces already split off by ``_pieced``) with type and
+        versions in their stored form."""
+        typ, data = stored_type(row[4]), row[5]
         base = row[6]
         return (*row[:3], stored_version(row[3]), typ, data,
                 None if base is None else stored_version(base), stored_version(row[7]))  # fmt: skip
@@ -279,11 +295,32 @@ class CompactCodec(SaverCodec):
         """``blob_version`` reversed."""
         return loaded_version(stored)
 
-    def _split_stored(
-        self, typ: str, data: bytes, pieces: dict[bytes, bytes]
-    ) -> tuple[str, bytes]:
-        typ, data = self._split(typ, data, pieces)
-        return stored_type(typ), data
+    def _pieced_list(self, items: list[Any], pieces: dict[bytes, bytes]) -> tuple[str, bytes, int]:
+        """``_pieced`` of a list, with the bytes of its whole encoding (``SaverCodec.ListDumps``)."""
+        pack = self._element_packer
+        if pack is not None:
+            try:
+                split = _pieces.split_items(items, pack)
+            except Exception:  # noqa: BLE001 - the serializer's own error, raised below
+                split = None
+            if split is not None:
+                skeleton, found, total = split
+                if not found:
+                    return MSGPACK, skeleton, total
+                pieces.update(found)
+                return PIECED, skeleton, total
+        typ, data = self.serde.dumps_typed(items)
+        return (*self._split(typ, data, pieces), len(data))
+
+    def _pieced(self, value: Any, pieces: dict[bytes, bytes]) -> tuple[str, bytes]:
+        """``value`` encoded with its large list elements split off into ``pieces``.
+
+        A list is encoded element by element (``_pieces.split_items``): each distinct element
+        object is packed once and never walked byte by byte; other values are packed whole
+        and walked (``_split``)."""
+        if type(value) is list:
+            return self._pieced_list(value, pieces)[:2]
+        return self._split(*self.serde.dumps_typed(value), pieces)
 
     def _split(self, typ: str, data: bytes, pieces: dict[bytes, bytes]) -> tuple[str, bytes]:
         if typ != MSGPACK or not self._plain_arrays or len(data) < _pieces.MIN_PIECE:
@@ -304,13 +341,15 @@ class CompactCodec(SaverCodec):
     ) -> WritesPlan:
         """``plan_writes`` with ids and paths shortened, large elements split off, and the
         regular writes also offered as one merged row (see ``WritesPlan``)."""
-        regular, special = self.plan_writes(config, writes, task_id, task_path)
         pieces: dict[bytes, bytes] = {}
+        regular, special = self.plan_writes(
+            config, writes, task_id, task_path, dumps=lambda value: self._pieced(value, pieces)
+        )
         path = short_path(task_path)
         thread_id = thread_key or str(config["configurable"]["thread_id"])
         split = [
             [(thread_id, w[1], stored_id(w[2]), stored_id(w[3]), w[4], w[5],
-              *self._split_stored(w[6], w[7], pieces), path) for w in rows]  # fmt: skip
+              stored_type(w[6]), w[7], path) for w in rows]  # fmt: skip
             for rows in (regular, special)
         ]
         merged: WriteRow | None = None

@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
+from typing import Any
 
-__all__ = ["MIN_PIECE", "REF_CODE", "REPEAT_ALLOWANCE", "join", "refs", "split"]
+__all__ = ["MIN_PIECE", "REF_CODE", "REPEAT_ALLOWANCE", "join", "refs", "split", "split_items"]
 
 MIN_PIECE = 64
 """Array elements smaller than this stay inline (a reference plus a row would not pay off)."""
@@ -130,6 +131,55 @@ def split(data: bytes) -> tuple[bytes, dict[bytes, bytes]] | None:
         last = end
     out.append(buf[last:])
     return b"".join(out), pieces
+
+
+def split_items(
+    items: list[Any], pack: Callable[[Any], bytes]
+) -> tuple[bytes, dict[bytes, bytes], int] | None:
+    """``split`` of the msgpack array of ``items``, made from the elements' own encodings
+    instead of walking the array's bytes: ``pack(item)`` must be what the serializer writes
+    for the item inside a list (a msgpack array is its header followed by its elements).
+
+    Each distinct object is packed once, however often the list references it. Returns
+    ``(skeleton, pieces, bytes of the whole encoding)``: the skeleton is the array itself
+    when no element is worth splitting. ``None`` when an element looks like a piece
+    reference (the caller stores the value whole).
+    """
+    memo: dict[int, tuple[bytes, bytes | None]] = {}
+    head = _array_header(len(items))
+    out: list[bytes] = [head]
+    total = len(head)
+    pieces: dict[bytes, bytes] = {}
+    repeated = 0
+    for item in items:
+        hit = memo.get(id(item))
+        if hit is None:
+            data = pack(item)
+            if len(data) == _REF_LEN and data.startswith(_REF_HEAD):
+                return None
+            hit = memo[id(item)] = (data, _digest(data) if len(data) >= MIN_PIECE else None)
+        data, key = hit
+        total += len(data)
+        if key is None:
+            out.append(data)
+            continue
+        if key in pieces:
+            if repeated + len(data) > REPEAT_ALLOWANCE:
+                out.append(data)  # stays inline: a reader allows only so much repetition
+                continue
+            repeated += len(data)
+        else:
+            pieces[key] = data
+        out.append(_REF_HEAD + key)
+    return b"".join(out), pieces, total
+
+
+def _array_header(count: int) -> bytes:
+    if count < 16:
+        return bytes((0x90 | count,))
+    if count < 0x10000:
+        return b"\xdc" + count.to_bytes(2, "big")
+    return b"\xdd" + count.to_bytes(4, "big")
 
 
 def _scan(buf: memoryview, pos: int, depth: int, element: Callable[[int, int], bool]) -> int:

@@ -15,6 +15,22 @@ Version = Any
 _EMPTY: tuple[Any, ...] = ()
 
 
+class Touched:
+    """What ``apply_writes`` changed, collected across calls until ``clear()``: the channels
+    given a new version and the nodes whose ``versions_seen`` entry was updated. The saver's
+    checkpoint image is brought up to date from these alone (``engine.image``)."""
+
+    __slots__ = ("channels", "seen")
+
+    def __init__(self) -> None:
+        self.channels: set[str] = set()
+        self.seen: set[str] = set()
+
+    def clear(self) -> None:
+        self.channels.clear()
+        self.seen.clear()
+
+
 class WriteSource:
     """Minimal view of a task for ``apply_writes`` (tasks, the input pseudo-task, updates)."""
 
@@ -44,6 +60,7 @@ def apply_writes(
     *,
     new_version: Version | None = None,
     live: set[str] | None = None,
+    touched: Touched | None = None,
 ) -> set[str]:
     """Apply one step's writes to ``channels``; return the channels that became updated.
 
@@ -53,10 +70,16 @@ def apply_writes(
     non-accumulating topics), ``finishable`` the ones with ``finish()`` semantics: only
     those are visited besides the written ones, so a step costs what changed in it. ``live``
     (optional, kept up to date in place) narrows ``volatile`` to the ones that may hold a
-    value; ``new_version`` saves a scan for the current maximum.
+    value; ``new_version`` saves a scan for the current maximum. ``touched`` (optional)
+    receives every channel given a new version and every node whose seen versions moved.
     """
     ordered = sorted(tasks, key=_sort_key)
     bump_step = _mark_seen(ordered, versions, versions_seen)
+    if touched is not None:
+        touched.seen.update(t.name for t in ordered if t.triggers)
+        changed = touched.channels
+    else:
+        changed = set()
     if new_version is None:
         new_version = next_version(max(versions.values()) if versions else None)
 
@@ -64,6 +87,7 @@ def apply_writes(
     for chan in consumed:
         if channels[chan].consume():
             versions[chan] = new_version
+            changed.add(chan)
 
     grouped = _group_writes(ordered, channels, step)
     updated: set[str] = set()
@@ -71,6 +95,7 @@ def apply_writes(
         ch = channels[chan]
         if _update(ch, chan, values):
             versions[chan] = new_version
+            changed.add(chan)
             if ch.is_available():
                 updated.add(chan)
 
@@ -78,24 +103,28 @@ def apply_writes(
         scan = volatile if live is None else tuple(live)
         for chan in scan:
             if chan not in grouped:
-                _bump(channels[chan], chan, channels[chan].update, _EMPTY, versions, new_version, updated)
+                _bump(channels[chan], chan, channels[chan].update, _EMPTY, versions, new_version, updated,
+                      changed)
                 if live is not None and not channels[chan].is_available():
                     live.discard(chan)
     if live is not None:
         live.update(c for c in grouped if c in volatile and channels[c].is_available())
     if bump_step:
-        if updated.isdisjoint(trigger_to_nodes):
+        # (``set.isdisjoint`` would iterate a whole dict argument: test the few updated)
+        if not any(c in trigger_to_nodes for c in updated):
             for chan in finishable:
-                _bump(channels[chan], chan, channels[chan].finish, None, versions, new_version, updated)
+                _bump(channels[chan], chan, channels[chan].finish, None, versions, new_version, updated,
+                      changed)
     return updated
 
 
 def _bump(ch: Any, chan: str, fn: Any, arg: Any, versions: dict[str, Any], new_version: Any,
-          updated: set[str]) -> None:
+          updated: set[str], changed: set[str]) -> None:
     if arg is not None and not ch.is_available():
         return
     if fn(arg) if arg is not None else fn():
         versions[chan] = new_version
+        changed.add(chan)
         if ch.is_available():
             updated.add(chan)
 

@@ -36,17 +36,17 @@ def read_with_writes(
                     grouped[key] = []
     if not grouped:
         return loop.read(keys)
-    local = dict(channels)
+    local: dict[str, Any] = {}  # copies of the written channels, over the live ones
     for chan, values in grouped.items():
         ch = channels[chan].copy()
         ch.update(values)
         local[chan] = ch
     if isinstance(keys, str):
-        ch = local[keys]
+        ch = local[keys] if keys in local else channels[keys]
         return ch.get() if ch.is_available() else None
     out = {}
     for k in keys:
-        ch = local[k]
+        ch = local[k] if k in local else channels[k]
         if ch.is_available():
             out[k] = ch.get()
     return out

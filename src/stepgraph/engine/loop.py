@@ -296,7 +296,7 @@ class RunLoop:
         self.updated = apply_writes(
             self.channels, self.versions, self.seen, tasks, self.next_version,
             self.graph.trigger_to_nodes, self.volatile, self.finishable, self.step,
-            new_version=new_version, live=self.live_volatile,
+            new_version=new_version, live=self.live_volatile, touched=self.saves.touched,
         )
         self.max_version = new_version
         self.pending_writes = []

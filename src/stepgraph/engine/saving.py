@@ -13,7 +13,7 @@ import inspect
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from stepgraph.constants import MISSING, NULL_TASK_ID, TASKS
+from stepgraph.constants import NULL_TASK_ID, TASKS
 from stepgraph.engine.timetravel import ancestors
 from stepgraph.errors import StepgraphError
 
@@ -24,15 +24,23 @@ Op = tuple[Any, ...]
 
 
 class SaveOps:
-    """Pending saver calls of one run, in the order they must happen."""
+    """Pending saver calls of one run, in the order they must happen.
 
-    __slots__ = ("loop", "ops", "saved_versions", "parent_id", "enabled", "needs_checkpoint",
-                 "loaded_id", "whole_delta", "_untracked")
+    A checkpoint is assembled from the ``CheckpointImage`` (``engine.image``), refreshed
+    after each step from what ``apply_writes`` touched: a step costs what changed in it.
+    Under ``durability="exit"`` nothing is assembled per step (unless checkpoints are
+    streamed): the last checkpoint is assembled once, from the image, when the run ends.
+    """
+
+    __slots__ = ("loop", "ops", "parent_id", "enabled", "needs_checkpoint", "loaded_id",
+                 "whole_delta", "_untracked", "image", "touched", "_deferred")
 
     def __init__(self, loop: RunLoop) -> None:
+        from stepgraph.engine.apply import Touched
+        from stepgraph.engine.image import CheckpointImage
+
         self.loop = loop
         self.ops: list[Op] = []
-        self.saved_versions: dict[str, Any] = {}
         self.parent_id: str | None = None
         self.enabled = loop.checkpointer is not None
         self.needs_checkpoint = self.enabled
@@ -41,10 +49,21 @@ class SaveOps:
         self.whole_delta = False
         """The next checkpoint stores every delta key whole (its writes cannot rebuild it)."""
         self._untracked: frozenset[str] | None = None
+        self.image = CheckpointImage()
+        self.touched = Touched()
+        """Filled by the step's ``apply_writes``; the image refreshes only these."""
+        self._deferred: tuple[str, str, dict[str, Any], list[str] | None] | None = None
+        """``durability="exit"``: (id, ts, metadata, updated channels) of the checkpoint
+        to assemble at the end."""
+
+    @property
+    def saved_versions(self) -> dict[str, Any]:
+        """The channel versions of the last checkpoint (do not change the map)."""
+        return self.image.versions
 
     def restored(self, saved: Any) -> None:
         self.loaded_id = saved.checkpoint.get("id")
-        self.saved_versions = dict(saved.checkpoint.get("channel_versions", {}))
+        self.image.restored(saved.checkpoint.get("channel_versions", {}))
         self.parent_id = (saved.parent_config or {}).get("configurable", {}).get("checkpoint_id")
 
     def require_checkpointer(self, what: str) -> None:
@@ -63,6 +82,7 @@ class SaveOps:
                 # A subgraph that finished keeps nothing: its parent's checkpoint holds the
                 # result. (Interrupted or failed, or with its own history, it is saved.)
                 self.ops = []
+                self._deferred = None
                 return []
             return self._exit_ops()
         ops, self.ops = self.ops, []
@@ -72,17 +92,21 @@ class SaveOps:
         """Only the last checkpoint (stored whole, its parent the checkpoint the run started
         from) and the writes after it."""
         ops, self.ops = self.ops, []
-        last = max((i for i, op in enumerate(ops) if op[0] == "put"), default=None)
-        if last is None:
-            return ops
-        _, config, ckpt, metadata, _ = ops[last]
-        configurable = {k: v for k, v in config["configurable"].items() if k != "checkpoint_id"}
-        if self.loaded_id:
-            configurable["checkpoint_id"] = self.loaded_id
-        if self.loop.delta_keys:  # the steps between were not stored: store them whole
-            ckpt = {**ckpt, "channel_values": {**ckpt["channel_values"], **self._delta_values(True)}}
-        put = ("put", {"configurable": configurable}, ckpt, metadata, dict(ckpt["channel_versions"]))
-        return [put, *ops[last + 1:]]
+        if self._deferred is not None:
+            checkpoint_id, ts, metadata, updated = self._deferred
+            self._deferred = None
+            ckpt = self._assemble(checkpoint_id, ts, updated, whole_delta=True)
+        else:  # checkpoints were streamed, so assembled per step: keep the last one
+            last = max((i for i, op in enumerate(ops) if op[0] == "put"), default=None)
+            if last is None:
+                return ops
+            ckpt, metadata = ops[last][2], ops[last][3]
+            if self.loop.delta_keys:  # the steps between were not stored: store them whole
+                values = {**ckpt["channel_values"], **self._delta_values(True)}
+                ckpt = {**ckpt, "channel_values": values}
+            ops = ops[last + 1:]
+        config = self._config(self.loaded_id)
+        return [("put", config, ckpt, metadata, dict(ckpt["channel_versions"])), *ops]
 
     # -- checkpoints ------------------------------------------------------------------------
     def checkpoint(self, source: str, step: int) -> None:
@@ -94,18 +118,34 @@ class SaveOps:
             return
         ts = datetime.now(UTC).isoformat()
         loop.checkpoint_ts = ts
-        ckpt = self.build(ts, whole_delta=source in ("update", "fork"))
         metadata = {"source": source, "step": step, "parents": self._parents()}
         metadata.update(_config_metadata(loop.config))
         loop.checkpoint_metadata = metadata
+        image = self.image
+        if source == "loop" and image.valid:
+            new_versions = image.advance(loop, self.touched)
+        else:  # the input, an update or a fork moved channels outside a step: read them all
+            self.touched.clear()
+            new_versions = image.rebuild(loop)
+        self.parent_id = prev_id
+        updated = sorted(loop.updated) if loop.updated is not None else None
+        modes = loop.sink.modes
+        if loop.durability == "exit" and "checkpoints" not in modes and "debug" not in modes:
+            # Only the last checkpoint is stored, assembled at the end: the writes queued
+            # so far belong to this one's predecessors and are never stored.
+            self.ops = []
+            self._deferred = (loop.checkpoint_id, ts, metadata, updated)
+            self.whole_delta = False
+            return
+        ckpt = self._assemble(
+            loop.checkpoint_id, ts, updated,
+            whole_delta=source in ("update", "fork") or self.whole_delta,
+        )
+        self.whole_delta = False
         versions = loop.versions
-        saved = self.saved_versions
-        new_versions = {k: v for k, v in versions.items() if saved.get(k) != v}
         for key in loop.delta_keys:  # stored whole now, though its version is older
             if key in ckpt["channel_values"]:
                 new_versions[key] = versions[key]
-        self.saved_versions = dict(versions)
-        self.parent_id = prev_id
         if self.enabled:
             self.ops.append(("put", self._config(prev_id), ckpt, metadata, new_versions))
         from stepgraph.stream import events
@@ -116,26 +156,32 @@ class SaveOps:
         events.checkpoint_event(loop, ckpt, metadata, parent)
 
     def build(self, ts: str, *, whole_delta: bool = False) -> dict[str, Any]:
+        """A checkpoint of the loop as it is now (reads every channel)."""
         loop = self.loop
-        values = {}
-        for k, ch in loop.channels.items():
-            if k in loop.versions:
-                v = ch.checkpoint()
-                if v is not MISSING:
-                    values[k] = v
+        self.touched.clear()
+        self.image.rebuild(loop)
+        updated = sorted(loop.updated) if loop.updated is not None else None
+        return self._assemble(loop.checkpoint_id, ts, updated, whole_delta=whole_delta)
+
+    def _assemble(
+        self, checkpoint_id: str, ts: str, updated: list[str] | None, *, whole_delta: bool
+    ) -> dict[str, Any]:
+        """A checkpoint dict from the image (copies of its maps)."""
+        loop = self.loop
+        image = self.image
+        values = dict(image.values)
         if loop.delta_keys:
             values.update(self._delta_values(whole_delta or self.whole_delta))
-            self.whole_delta = False
         if TASKS in values and self.untracked:
             values[TASKS] = [_without_untracked(v, self.untracked) for v in values[TASKS]]
         return {
             "v": 4,
-            "id": loop.checkpoint_id,
+            "id": checkpoint_id,
             "ts": ts,
             "channel_values": values,
-            "channel_versions": dict(loop.versions),
-            "versions_seen": {k: dict(v) for k, v in loop.seen.items()},
-            "updated_channels": sorted(loop.updated) if loop.updated is not None else None,
+            "channel_versions": dict(image.versions),
+            "versions_seen": dict(image.seen),
+            "updated_channels": updated,
         }
 
     def _delta_values(self, force: bool) -> dict[str, Any]:
