@@ -76,12 +76,17 @@ def _background_load(url: str, stop: threading.Event, concurrency: int) -> list[
     return threads
 
 
-def pickup(redis: bool, samples: int) -> tuple[float, float]:
+def pickup(redis: bool, samples: int, *, plain: bool = False) -> tuple[float, float]:
+    """p50/p99 of create-to-first-step-event at half load: 1 API + 1 worker (``plain``: one
+    process outside cluster mode, the reference)."""
     with tempfile.TemporaryDirectory() as tmp:
         cluster = Cluster(Path(tmp), redis=redis)
         try:
-            api = cluster.add("api")
-            cluster.add("worker")
+            if plain:
+                api = cluster.add("plain")
+            else:
+                api = cluster.add("api")
+                cluster.add("worker")
             stop = threading.Event()
             load = _background_load(api.url, stop, 5)  # half of the worker's 10 slots
             time.sleep(1.0)
@@ -134,9 +139,10 @@ def main() -> int:
     per_worker = (6 if args.quick else 20) * args.jobs
     print(f"load average at start: {os.getloadavg()[0]:.1f} ({os.cpu_count()} cores)")
     print("| measure | value |\n|---|---|")
-    for redis in (True, False):
-        p50, p99 = pickup(redis, samples)
-        print(f"| pickup, {'Redis' if redis else 'Postgres-only'} (create to first step event) "
+    for label, redis, plain in (("Redis", True, False), ("Postgres-only", False, False),
+                                ("one process outside cluster mode", False, True)):
+        p50, p99 = pickup(redis, samples, plain=plain)
+        print(f"| pickup, {label} (create to first step event) "
               f"| p50 {p50 * 1000:.0f} ms, p99 {p99 * 1000:.0f} ms |", flush=True)
     best: dict[Any, float] = {}
     for _ in range(max(1, args.rounds)):  # interleaved, so a burst of load on the machine hits every size
