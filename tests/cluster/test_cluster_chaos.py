@@ -32,6 +32,13 @@ TRIALS = int(os.environ.get("STEPGRAPH_CHAOS_TRIALS", "20"))
 SLEEP = float(os.environ.get("STEPGRAPH_CHAOS_SLEEP", "0.25"))
 
 
+def _answers(url: str) -> bool:
+    try:
+        return httpx.get(f"{url}/ok", timeout=1).status_code == 200
+    except httpx.HTTPError:
+        return False
+
+
 def _expected_hits(steps: int, fan: int) -> list[str]:
     return sorted(f"{n}.{i}" for n in range(1, steps) for i in range(fan))
 
@@ -51,11 +58,13 @@ def test_worker_sigkill_storm(cluster: Cluster) -> None:
     pending = cluster.sql("SELECT COUNT(*) FROM sg_run_queue WHERE status <> 'done'")[0][0]
     while pending:
         time.sleep(KILL_S)
-        victim = random.choice([w for w in workers if w.alive()])
-        cluster.kill(victim)
-        kills += 1
-        workers.remove(victim)
-        workers.append(cluster.add("worker"))
+        ready = [w for w in workers if w.alive() and _answers(w.url)]
+        if ready:  # a worker still starting is not killed (it has no runs yet)
+            victim = random.choice(ready)
+            cluster.kill(victim)
+            kills += 1
+            workers.remove(victim)
+            workers.append(cluster.start("worker", wait=False))  # a kill every KILL_S, not per start-up
         pending = cluster.sql("SELECT COUNT(*) FROM sg_run_queue WHERE status <> 'done'")[0][0]
         if kills >= 40:
             break
@@ -72,6 +81,8 @@ def test_worker_sigkill_storm(cluster: Cluster) -> None:
             doc = httpx.get(f"{apis[0].url}/threads/{tid}/runs/{rid}", timeout=30).json()
             print("LOST", rid, status, doc.get("error"), cluster.sql(
                 "SELECT attempt, lease_epoch FROM sg_run_queue WHERE run_id = %s", (rid,)))
+    settled = time.monotonic() - last_kill  # every run finished this long after the last kill
+    retried = cluster.sql("SELECT COUNT(*) FROM sg_run_queue WHERE attempt > 1")[0][0]
     per_thread = {}
     for tid in threads:
         values = state(apis[1].url, tid)["values"]
@@ -82,7 +93,7 @@ def test_worker_sigkill_storm(cluster: Cluster) -> None:
     forks = checkpoint_forks(cluster)
     counters = cluster.counters()
     print(f"\nCHAOS sigkill: runs={RUNS} kills={kills} lost={lost} stuck={stuck} wrong_state={len(wrong)} "
-          f"forks={len(forks)} counters={counters}")
+          f"forks={len(forks)} runs_retried={retried} settled_after_last_kill_s={settled:.1f} counters={counters}")
     assert (lost, stuck, wrong, forks) == (0, 0, [], [])
 
 
