@@ -76,7 +76,8 @@ def create_app(settings: ServerSettings, *, registry: GraphRegistry | None = Non
 
             pool_size = _pool_size(cluster.role, settings.n_jobs)
         async with open_backend(settings.database_url, settings.default_db_path, pool_size=pool_size,
-                                store_index=store_index, store_ttl=settings.store.ttl) as backend, \
+                                store_index=store_index, store_ttl=settings.store.ttl,
+                                check_connections=cluster is not None) as backend, \
                 contextlib.AsyncExitStack() as stack:
             ctx = ServerContext(settings, registry, backend)
             ctx.limits = limits
