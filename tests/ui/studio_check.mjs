@@ -20,7 +20,7 @@ const args = parseArgs();
 const R = new Runner(args);
 const ARTIFACTS = path.join(HERE, "artifacts");
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
-const STEP_MS = 20000;
+const STEP_MS = Number(process.env.STUDIO_STEP_MS ?? 60000); // generous: a loaded machine renders slowly
 fs.mkdirSync(ARTIFACTS, { recursive: true });
 
 // playwright-core from ui/node_modules (scripts/build_ui.sh installs it) or tests/js/node_modules
