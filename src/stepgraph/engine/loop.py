@@ -32,6 +32,7 @@ from stepgraph.engine import planner
 from stepgraph.engine.apply import apply_writes
 from stepgraph.engine.ids import checkpoint_id as new_checkpoint_id
 from stepgraph.engine.saving import SaveOps
+from stepgraph.engine.views import StateViews
 from stepgraph.errors import (
     ErrorCode,
     GraphRecursionError,
@@ -141,6 +142,8 @@ class RunLoop:
         self.checkpoint_metadata: dict[str, Any] = {}
         self.pending_writes: list[tuple[str, str, Any]] = []
         self.saves = SaveOps(self)
+        self.views = StateViews()
+        """Node inputs refreshed by version (``engine.views``)."""
         self.interrupts: list[Any] = []
         self.resuming = False
         self.resume_map: dict[str, Any] | None = None
