@@ -45,3 +45,14 @@ def test_new_channels_drop_every_view() -> None:
     assert views.read(first, {"a": 1}, ("a",)) == {"a": 1}
     second = {"a": LastValue(int).from_checkpoint(2)}  # a restore: same versions, new channels
     assert views.read(second, {"a": 1}, ("a",)) == {"a": 2}
+
+
+def test_a_channel_that_copies_is_read_every_time() -> None:
+    from stepgraph.channels.topic import Topic
+
+    topic = Topic(int, accumulate=True).from_checkpoint([1, 2])
+    channels = {"t": topic}
+    views = StateViews()
+    first = views.read(channels, {"t": 1}, ("t",))["t"]
+    first.append(99)  # a node changing its input in place
+    assert views.read(channels, {"t": 1}, ("t",))["t"] == [1, 2]
