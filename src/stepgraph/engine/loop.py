@@ -40,6 +40,7 @@ from stepgraph.engine.effects import NONE, CacheGet, CacheSet, Effect, Effects, 
 from stepgraph.engine.ids import checkpoint_id as new_checkpoint_id
 from stepgraph.engine.saving import SaveOps
 from stepgraph.engine.start import InputPhase
+from stepgraph.engine.views import StateViews
 from stepgraph.errors import (
     ErrorCode,
     GraphRecursionError,
@@ -153,6 +154,8 @@ class RunLoop(InputPhase):
         self.checkpoint_metadata: dict[str, Any] = {}
         self.pending_writes: list[tuple[str, str, Any]] = []
         self.saves = SaveOps(self)
+        self.views = StateViews()
+        """Node inputs refreshed by version (``engine.views``)."""
         self.interrupts: list[Any] = []
         self.resuming = False
         self.resume_map: dict[str, Any] | None = None

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Hashable, Sequence
-from typing import Any, Generic, TypeVar, get_args, get_origin, get_type_hints
+from typing import Any, Generic, TypeVar, get_args, get_origin
 
+from stepgraph._introspect import type_hints
 from stepgraph.constants import END, NS_END, NS_SEP, START
 from stepgraph.engine.callable import callable_name, coerce_callable
 from stepgraph.errors import GraphDefinitionError
@@ -300,7 +301,7 @@ def _refuse_unknown(where: str, kwargs: dict[str, Any], handled: tuple[str, ...]
 
 def _command_ends(action: Any) -> tuple[str, ...] | None:
     try:
-        hint = get_type_hints(action).get("return")
+        hint = type_hints(action).get("return")
     except Exception:
         return None
     if hint is None:
