@@ -264,7 +264,9 @@ class ThreadLog:
 
 
 class ThreadLogs:
-    """The thread logs of this process."""
+    """The thread logs of this process (a cluster's ``SharedThreadLogs`` shares them)."""
+
+    log_class: type[ThreadLog] = ThreadLog
 
     def __init__(self, *, max_threads: int = 1000, max_events: int = 10000, max_bytes: int = 16 * 1024 * 1024,
                  ttl: float = 3600.0, total_bytes: int = 64 * 1024 * 1024) -> None:
@@ -312,8 +314,8 @@ class ThreadLogs:
         log = self._logs.get(thread_id)
         if log is None:
             self._prune()
-            log = self._logs[thread_id] = ThreadLog(thread_id, self.max_events, self.max_bytes,
-                                                    on_resize=self._resized)
+            log = self._logs[thread_id] = self.log_class(thread_id, self.max_events, self.max_bytes,
+                                                         on_resize=self._resized)
         else:
             self._logs.move_to_end(thread_id)
             log.touched = time.monotonic()
