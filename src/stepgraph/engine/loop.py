@@ -14,9 +14,10 @@ method returns the effects it wants performed (``engine/effects.py``: ``Save``, 
     perform(loop.finish())         # what is left to store (all of it under "exit")
     loop.output()
 
-A step's save ops (its tasks' writes, then its checkpoint) are handed over together, in
-one ``Save``, so both drivers share every rule here and a saver stores a step in one
-transaction.
+A step's save ops (its task's writes, then its checkpoint) are handed over together, in
+one ``Save``, so a saver stores a step in one transaction; in a step of several tasks,
+which finish at different times, each task's writes are handed over as it finishes and the
+checkpoint with what is left. Both drivers share every rule here.
 """
 
 from __future__ import annotations
@@ -305,8 +306,8 @@ class RunLoop(InputPhase):
         return out
 
     def task_done(self, task: Task) -> Effects:
-        """Record a finished task: queue its writes for the step's ``Save`` and stream its
-        update."""
+        """Record a finished task: queue its writes for the step's ``Save`` (in a step of
+        several tasks, hand them over at once) and stream its update."""
         if task.bubbled:
             return NONE
         if self.delta_keys and task.writes:
@@ -331,6 +332,13 @@ class RunLoop(InputPhase):
             parts = events.task_result(self, task)
             if parts:
                 out = [*out, Emit(self.ns, parts)]
+        runnable = self.runnable
+        if runnable is not None and len(runnable) > 1:
+            # Tasks of a parallel step finish at different times: each one's writes go at
+            # once, so a crash while its siblings still run does not lose them.
+            ops = saves.take()
+            if ops:
+                out = [*out, Save(ops)]
         return out
 
     def after_tick(self) -> Effects:

@@ -208,3 +208,24 @@ def test_async_retry_waits_for_pending_task_calls() -> None:
     assert asyncio.run(main.ainvoke("go")) == "done"
     # The second attempt started only once the first attempt's call had finished.
     assert attempts == [0, 1] and log == ["call finished"]
+
+
+def test_a_node_stopped_by_keyboard_interrupt_stays_pending() -> None:
+    """Only a node that finished (or failed) is recorded: one stopped by ``KeyboardInterrupt``
+    runs again when the thread resumes."""
+    runs: list[str] = []
+
+    def a(state: State) -> dict[str, Any]:
+        runs.append("a")
+        if len(runs) == 1:
+            raise KeyboardInterrupt
+        return {"items": ["a"]}
+
+    saver = InMemorySaver()
+    graph = _chain(a, lambda s: {"items": ["b"]}).compile(checkpointer=saver)
+    config = {"configurable": {"thread_id": "kb"}}
+    with pytest.raises(KeyboardInterrupt):
+        graph.invoke({"items": []}, config)
+    assert graph.get_state(config).next == ("a",)
+    assert graph.invoke(None, config) == {"items": ["a", "b"]}
+    assert runs == ["a", "a"]

@@ -54,21 +54,39 @@ def _run_start(loop: RunLoop) -> None:
 
 def test_a_step_hands_over_its_writes_and_checkpoint_in_one_save() -> None:
     saver = InMemorySaver()
-    loop = _loop(_fanout().compile(checkpointer=saver), saver)
+    g = StateGraph(State)
+    g.add_node("a", lambda s: {"items": ["a"]})
+    g.add_edge(START, "a")
+    loop = _loop(g.compile(checkpointer=saver), saver)
     first = loop.first()
     assert [type(e) for e in first] == [Save]
     assert [op[0] for op in first[0].ops] == ["put"]
     _run_start(loop)
     assert not loop.tick()
+    (task,) = loop.runnable  # type: ignore[misc]
+    run_task_sync(task)
+    assert not loop.task_done(task)  # nothing to perform yet: queued for the step
+    effects = loop.after_tick()
+    assert [type(e) for e in effects] == [Save]
+    assert [op[0] for op in effects[0].ops] == ["put_writes", "put"]
+    assert list(saver.list(None)) == []  # the loop stored nothing itself
+
+
+def test_tasks_of_a_parallel_step_hand_over_their_writes_as_they_finish() -> None:
+    saver = InMemorySaver()
+    loop = _loop(_fanout().compile(checkpointer=saver), saver)
+    loop.first()
+    _run_start(loop)
+    loop.tick()
     tasks = loop.runnable
     assert tasks is not None and sorted(t.name for t in tasks) == ["a", "b"]
     for task in tasks:
         run_task_sync(task)
-        assert not loop.task_done(task)  # nothing to perform yet: queued for the step
-    effects = loop.after_tick()
-    assert [type(e) for e in effects] == [Save]
-    assert [op[0] for op in effects[0].ops] == ["put_writes", "put_writes", "put"]
-    assert list(saver.list(None)) == []  # the loop stored nothing itself
+        (save,) = loop.task_done(task)
+        assert isinstance(save, Save) and [op[0] for op in save.ops] == ["put_writes"]
+        assert save.ops[0][3] == task.id
+    (save,) = loop.after_tick()
+    assert isinstance(save, Save) and [op[0] for op in save.ops] == ["put"]
 
 
 def test_stream_parts_are_emit_effects() -> None:
