@@ -8,7 +8,8 @@ then receives new ones live, and stays open (``None`` heartbeats) until the clie
 
 Events are encoded once, when appended; replays send the same bytes (same ``seq`` and
 ``event_id``), so clients can de-duplicate across reconnects. Logs live in this process's
-memory (as on LangGraph's server), bounded: per thread at most ``max_events`` events and
+memory (as on LangGraph's server; a cluster ties each process's copies to one shared log,
+``cluster/threadlogs.py``), bounded: per thread at most ``max_events`` events and
 ``max_bytes`` bytes (oldest dropped first; clients hydrate old state from
 ``GET /threads/{id}/state``), all logs together at most ``total_bytes`` (idle logs are
 forgotten first, least recently used first, then the oldest events of the least recently
