@@ -240,6 +240,21 @@ def register(W: ModuleType) -> None:
         workload(f"cp_sqlite_agent_100_{durability}", "checkpointed",
                  f"fake agent, 100 tool turns, MessagesState, SqliteSaver, durability={durability!r}")(agent)
 
+    def async_chain_exit(pkg: str, quick: bool) -> Any:
+        return _invoke_case(W, pkg, W.build_chain(pkg, W.CHAIN_N), {"i": 0, "n": W.CHAIN_N},
+                            saver="memory", limit=W.CHAIN_N * 2 + 10, durability="exit",
+                            use_async=True)
+
+    workload("cp_memory_chain_1000_exit_async", "checkpointed",
+             "ainvoke the 1000-node chain with InMemorySaver, durability='exit'")(async_chain_exit)
+
+    def async_shared(pkg: str, quick: bool) -> Any:
+        return _invoke_case(W, pkg, build_shared(W, pkg, "dict"), shared_input(), saver="memory",
+                            limit=1000, digest=_shared_digest, use_async=True)
+
+    workload("cp_memory_shared_dict_1200_async", "checkpointed",
+             "ainvoke the 15-key dict state of 1218 shared references, InMemorySaver")(async_shared)
+
     def async_chain(pkg: str, quick: bool) -> Any:
         return _invoke_case(W, pkg, W.build_chain(pkg, W.CHAIN_N), {"i": 0, "n": W.CHAIN_N},
                             saver=None, limit=W.CHAIN_N * 2 + 10, use_async=True)

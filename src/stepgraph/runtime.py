@@ -60,6 +60,17 @@ class ExecutionInfo:
     node_first_attempt_time: float | None = None
     """Unix time (seconds) when the first attempt started."""
 
+    @property
+    def idempotency_key(self) -> str:
+        """``thread_id:checkpoint_id:task_id``: the same for every execution of this task.
+
+        A task may execute more than once (a retry, a worker that died before the step
+        committed and whose run another worker resumed from the last checkpoint); its step
+        commits exactly once. The task id is derived from the checkpoint the step starts
+        from, so every execution of the task gets this same key: pass it to external
+        services as their idempotency key so their side effects happen once."""
+        return f"{self.thread_id or ''}:{self.checkpoint_id or ''}:{self.task_id}"
+
     def patch(self, **overrides: Any) -> ExecutionInfo:
         """A copy with the given fields replaced."""
         return replace(self, **overrides)

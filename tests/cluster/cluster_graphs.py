@@ -2,7 +2,9 @@
 
 Input ``{"n": 0, "steps": K, "sleep": s, "fan": f, "sync": bool}``: each step sleeps ``s``
 seconds (in ``fan`` parallel branches when ``fan`` > 0) and adds one to ``n``, ``steps`` times.
-``"poison": true`` SIGKILLs the worker process executing the step.
+``"poison": true`` SIGKILLs the worker process executing the step. ``"keylog": path`` appends
+each execution's idempotency key (``runtime.execution_info.idempotency_key``) to ``path``,
+as an external side effect would use it.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import time
 from typing import Annotated, Any, TypedDict
 
 from stepgraph.graph import END, START, StateGraph
+from stepgraph.runtime import Runtime
 from stepgraph.types import Send
 
 
@@ -25,10 +28,14 @@ class State(TypedDict, total=False):
     fan: int
     sync: bool
     poison: bool
+    keylog: str
     hits: Annotated[list, operator.add]
 
 
-async def step(state: State) -> dict[str, Any]:
+async def step(state: State, runtime: Runtime) -> dict[str, Any]:
+    if state.get("keylog"):
+        with open(state["keylog"], "a") as log:
+            log.write(runtime.execution_info.idempotency_key + "\n")
     if state.get("poison"):  # a run that kills every worker that executes it
         os.kill(os.getpid(), signal.SIGKILL)
     if state.get("sync"):

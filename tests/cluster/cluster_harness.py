@@ -87,15 +87,19 @@ class Cluster:
         (tmp / "stepgraph.json").write_text(json.dumps({"graphs": {"g": str(HERE / "cluster_graphs.py") + ":graph"}}))
 
     def start(self, role: str, *, wait: bool = True) -> Proc:
+        """Start a process of ``role`` (``plain``: one ``stepgraph serve`` outside cluster mode,
+        today's single process, on the same database)."""
         port = _free_port()
         exe = Path(sys.executable).with_name("stepgraph")
         cmd = [str(exe) if exe.exists() else sys.executable, *([] if exe.exists() else ["-m", "stepgraph.cli"]),
                "serve", "--config", str(self.tmp / "stepgraph.json"), "--port", str(port),
-               "--database-url", self.db_url, "--role", role, "--jobs", str(self.jobs), "--log-level", "info"]
-        if self.redis_url:
-            cmd += ["--redis-url", self.redis_url]
-        elif role == "all":
-            cmd += ["--cluster"]
+               "--database-url", self.db_url, "--jobs", str(self.jobs), "--log-level", "info"]
+        if role != "plain":
+            cmd += ["--role", role]
+            if self.redis_url:
+                cmd += ["--redis-url", self.redis_url]
+            elif role == "all":
+                cmd += ["--cluster"]
         log = self.tmp / f"{role}-{port}.log"
         with log.open("wb") as out:
             popen = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,

@@ -1,7 +1,7 @@
 """Long chaos scenarios of the cluster (``-m cluster``; sizes from the environment).
 
 ``STEPGRAPH_CHAOS_RUNS`` (default 200) runs of a ``STEPGRAPH_CHAOS_STEPS``-step graph (30; each step and branch sleeps
-``STEPGRAPH_CHAOS_SLEEP`` s, 0.05)
+``STEPGRAPH_CHAOS_SLEEP`` s, 0.25: long enough for ~30 kills)
 with a 3-way ``Send`` fan-out per step on half as many threads, while a random worker is
 SIGKILLed every ``STEPGRAPH_CHAOS_KILL_S`` seconds (3) and restarted; ``STEPGRAPH_CHAOS_TRIALS``
 (20) zombie and storm trials. Each test prints its figures (runs, kills, lost, stuck, stale
@@ -29,7 +29,14 @@ RUNS = int(os.environ.get("STEPGRAPH_CHAOS_RUNS", "200"))
 STEPS = int(os.environ.get("STEPGRAPH_CHAOS_STEPS", "30"))
 KILL_S = float(os.environ.get("STEPGRAPH_CHAOS_KILL_S", "3"))
 TRIALS = int(os.environ.get("STEPGRAPH_CHAOS_TRIALS", "20"))
-SLEEP = float(os.environ.get("STEPGRAPH_CHAOS_SLEEP", "0.05"))
+SLEEP = float(os.environ.get("STEPGRAPH_CHAOS_SLEEP", "0.25"))
+
+
+def _answers(url: str) -> bool:
+    try:
+        return httpx.get(f"{url}/ok", timeout=1).status_code == 200
+    except httpx.HTTPError:
+        return False
 
 
 def _expected_hits(steps: int, fan: int) -> list[str]:
@@ -51,11 +58,13 @@ def test_worker_sigkill_storm(cluster: Cluster) -> None:
     pending = cluster.sql("SELECT COUNT(*) FROM sg_run_queue WHERE status <> 'done'")[0][0]
     while pending:
         time.sleep(KILL_S)
-        victim = random.choice([w for w in workers if w.alive()])
-        cluster.kill(victim)
-        kills += 1
-        workers.remove(victim)
-        workers.append(cluster.add("worker"))
+        ready = [w for w in workers if w.alive() and _answers(w.url)]
+        if ready:  # a worker still starting is not killed (it has no runs yet)
+            victim = random.choice(ready)
+            cluster.kill(victim)
+            kills += 1
+            workers.remove(victim)
+            workers.append(cluster.start("worker", wait=False))  # a kill every KILL_S, not per start-up
         pending = cluster.sql("SELECT COUNT(*) FROM sg_run_queue WHERE status <> 'done'")[0][0]
         if kills >= 40:
             break
@@ -72,6 +81,8 @@ def test_worker_sigkill_storm(cluster: Cluster) -> None:
             doc = httpx.get(f"{apis[0].url}/threads/{tid}/runs/{rid}", timeout=30).json()
             print("LOST", rid, status, doc.get("error"), cluster.sql(
                 "SELECT attempt, lease_epoch FROM sg_run_queue WHERE run_id = %s", (rid,)))
+    settled = time.monotonic() - last_kill  # every run finished this long after the last kill
+    retried = cluster.sql("SELECT COUNT(*) FROM sg_run_queue WHERE attempt > 1")[0][0]
     per_thread = {}
     for tid in threads:
         values = state(apis[1].url, tid)["values"]
@@ -82,7 +93,7 @@ def test_worker_sigkill_storm(cluster: Cluster) -> None:
     forks = checkpoint_forks(cluster)
     counters = cluster.counters()
     print(f"\nCHAOS sigkill: runs={RUNS} kills={kills} lost={lost} stuck={stuck} wrong_state={len(wrong)} "
-          f"forks={len(forks)} counters={counters}")
+          f"forks={len(forks)} runs_retried={retried} settled_after_last_kill_s={settled:.1f} counters={counters}")
     assert (lost, stuck, wrong, forks) == (0, 0, [], [])
 
 
@@ -131,9 +142,10 @@ def test_multitask_storms(cluster: Cluster) -> None:
 
         def one(i: int) -> httpx.Response:
             barrier.wait()
-            steps = 20 if strategy == "reject" else 3  # a rejecting run outlasts the storm
-            return create(apis[i % 2].url, tid, {"n": 0, "steps": steps, "sleep": 0.2 if steps == 20 else 0.05},
-                          multitask_strategy=strategy)
+            # the run a reject storm accepts outlasts the storm however loaded the machine (it
+            # is cancelled afterwards): a second 200 then means two runs admitted at once
+            inp = {"n": 0, "steps": 300, "sleep": 0.2} if strategy == "reject" else {"n": 0, "steps": 3, "sleep": 0.05}
+            return create(apis[i % 2].url, tid, inp, multitask_strategy=strategy)
 
         with ThreadPoolExecutor(n) as pool:
             return list(pool.map(one, range(n)))
@@ -141,8 +153,15 @@ def test_multitask_storms(cluster: Cluster) -> None:
     bad_reject = 0
     for _ in range(TRIALS):
         tid = new_thread(apis[0].url)
-        codes = sorted(r.status_code for r in storm("reject", tid))
-        bad_reject += codes != [200] + [409] * (n - 1)
+        answers = storm("reject", tid)
+        codes = sorted(r.status_code for r in answers)
+        if codes != [200] + [409] * (n - 1):
+            bad_reject += 1
+            print("REJECT STORM", tid, {c: codes.count(c) for c in set(codes)},
+                  [r.text[:200] for r in answers if r.status_code not in (200, 409)][:3])
+        for r in answers:
+            if r.status_code == 200:
+                httpx.post(f"{apis[0].url}/threads/{tid}/runs/{r.json()['run_id']}/cancel", timeout=60)
     tid = new_thread(apis[0].url)
     answers = storm("enqueue", tid)
     assert all(r.status_code == 200 for r in answers)
@@ -168,34 +187,3 @@ def test_multitask_storms(cluster: Cluster) -> None:
     print(f"\nCHAOS storm: trials={TRIALS} reject_bad={bad_reject} enqueue_out_of_order={overlaps} "
           f"interrupt_max_running={running_max}")
     assert (bad_reject, overlaps, running_max <= 1) == (0, 0, True)
-
-
-def test_redis_restart_mid_load(tmp_path) -> None:  # noqa: ANN001
-    from cluster_harness import PrivateRedis, unreachable
-
-    reason = unreachable(redis=True)
-    if reason:
-        pytest.skip(reason)
-    redis = PrivateRedis(tmp_path)
-    redis.start()
-    cluster = Cluster(tmp_path, redis_url=redis.url)
-    try:
-        api = cluster.add("api")
-        cluster.add("worker")
-        cluster.add("worker")
-        runs = []
-        for _ in range(20):
-            tid = new_thread(api.url)
-            runs.append((tid, create(api.url, tid, {"n": 0, "steps": 20, "sleep": 0.1}).json()["run_id"]))
-        time.sleep(1.0)
-        redis.kill()
-        time.sleep(2.0)
-        during = [create(api.url, new_thread(api.url), {"n": 0, "steps": 2}).status_code for _ in range(3)]
-        redis.start()
-        lost = sum(wait_status(api.url, tid, rid) != "success" for tid, rid in runs)
-        after = [create(api.url, new_thread(api.url), {"n": 0, "steps": 2}).status_code for _ in range(5)]
-        print(f"\nCHAOS redis-restart: runs={len(runs)} lost={lost} creates_while_down={during} after={after}")
-        assert lost == 0 and set(after) == {200} and set(during) == {200}
-    finally:
-        cluster.close()
-        redis.kill()

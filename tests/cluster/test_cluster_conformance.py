@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
@@ -15,7 +16,8 @@ from cluster_harness import Cluster, _free_port
 pytestmark = [pytest.mark.cluster, pytest.mark.slow, pytest.mark.timeout(900)]
 
 REPO = Path(__file__).resolve().parents[2]
-LGVENV_PY = REPO / "benchmarks" / ".lgvenv" / "bin" / "python"
+LGVENV_PY = Path(os.environ.get("STEPGRAPH_LGVENV_PY") or REPO / "benchmarks" / ".lgvenv" / "bin" / "python")
+"""The LangGraph SDK's venv (``benchmarks/setup_langgraph.sh``; another checkout's with ``STEPGRAPH_LGVENV_PY``)."""
 SCRIPT = Path("/work/shared/conformance/sdk_client_check.py")
 
 

@@ -141,3 +141,141 @@ async def test_one_running_run_per_thread_is_a_database_invariant(pg_url: str) -
                 await conn.execute("UPDATE sg_run_queue SET status = 'running' WHERE run_id = 'b'")
     finally:
         await pool.close()
+
+
+@pytest.mark.parametrize("kind", ["redis", "postgres"])
+async def test_event_appends_are_fenced_by_the_lease_epoch(pg_url: str, kind: str) -> None:
+    from cluster_harness import REDIS_URL
+
+    from stepgraph.server.cluster.events import PgEvents, RedisEvents, StaleEpoch
+
+    if kind == "redis" and unreachable(redis=True):
+        pytest.skip(unreachable(redis=True) or "")
+    pool = _pool(pg_url)
+    await pool.open()
+    store: PgEvents | RedisEvents | None = None
+    try:
+        await setup_cluster_schema(pool)
+        async with pool.connection() as conn:
+            await conn.execute("INSERT INTO sg_run_queue (run_id, thread_id, status, lease_epoch)"
+                               " VALUES ('r1', 't1', 'running', 1)")
+
+        async def no_wait(run_id: str, timeout: float) -> None:
+            await asyncio.sleep(0)
+
+        if kind == "redis":
+            store = RedisEvents(REDIS_URL, prefix=f"sgu{uuid.uuid4().hex[:8]}:")
+        else:
+            store = PgEvents(pool, no_wait)
+        await store.append("r1", [("metadata", b"{}")])  # admission: no epoch, not fenced
+        await store.append("r1", [("values", b"1")], 1)
+        async with pool.connection() as conn:  # the lease expires and another worker claims the run
+            await conn.execute("UPDATE sg_run_queue SET lease_epoch = 2 WHERE run_id = 'r1'")
+        await store.fence("r1", 2)  # what the reaper does (Redis; a no-op for the table)
+        with pytest.raises(StaleEpoch):
+            await store.append("r1", [("values", b"zombie")], 1)
+        await store.append("r1", [("values", b"2")], 2)
+        events = await store.read("r1", None, 100, 0.01)
+        assert [e.data for e in events] == [b"{}", b"1", b"2"]
+        if kind == "postgres":  # back in the queue (reaped): the old holder is refused at once
+            async with pool.connection() as conn:
+                await conn.execute("UPDATE sg_run_queue SET status = 'pending' WHERE run_id = 'r1'")
+            with pytest.raises(StaleEpoch):
+                await store.append("r1", [("values", b"late")], 2)
+    finally:
+        if isinstance(store, RedisEvents):
+            await store.client.delete(store.key("r1"), f"{store.prefix}fence:r1")
+            await store.close()
+        await pool.close()
+
+
+async def test_a_zombie_publisher_stops_and_reports_what_it_dropped(pg_url: str) -> None:
+    from stepgraph.server.cluster.events import PgEvents, Publisher
+
+    pool = _pool(pg_url)
+    await pool.open()
+    try:
+        await setup_cluster_schema(pool)
+        async with pool.connection() as conn:
+            await conn.execute("INSERT INTO sg_run_queue (run_id, thread_id, status, lease_epoch)"
+                               " VALUES ('r1', 't1', 'running', 2)")
+
+        async def no_wait(run_id: str, timeout: float) -> None:
+            await asyncio.sleep(0)
+
+        stale: list[int] = []
+        pub = Publisher(PgEvents(pool, no_wait), "r1", epoch=1, on_stale=stale.append)
+        for i in range(3):
+            pub.push("values", str(i).encode())
+        pub.finish(end=True)
+        await asyncio.wait_for(pub.task, 10)
+        assert stale == [4] and pub.stale  # three events and the end marker
+        async with pool.connection() as conn:
+            rows = await (await conn.execute("SELECT COUNT(*) FROM sg_run_events")).fetchone()
+        assert rows == (0,)
+    finally:
+        await pool.close()
+
+
+async def test_a_saver_write_cut_by_a_lost_connection_is_replayed(pg_url: str,
+                                                                  caplog: pytest.LogCaptureFixture) -> None:
+    import psycopg
+
+    from stepgraph.checkpoint.base import empty_checkpoint
+
+    pool = _pool(pg_url, size=1)  # one connection: the write gets the one that is cut
+    await pool.open()
+    try:
+        await setup_cluster_schema(pool)
+        saver = FencedPostgresSaver(pool)
+        await saver.setup()
+        async with pool.connection() as conn:
+            await conn.execute("INSERT INTO sg_run_queue (run_id, thread_id, status, lease_epoch)"
+                               " VALUES ('r1', 't1', 'running', 1)")
+            pid = conn.info.backend_pid
+        async with await psycopg.AsyncConnection.connect(PG_BASE, autocommit=True) as admin:
+            await admin.execute("SELECT pg_terminate_backend(%s)", (pid,))  # what a restart does
+        config = {"configurable": {"thread_id": "t1", "checkpoint_ns": ""}}
+        lease = Lease("r1", "t1", 1, 1)
+
+        async def write() -> None:
+            current_lease.set(lease)
+            await saver.aput(config, empty_checkpoint(), {"step": 0}, {})
+
+        with caplog.at_level("WARNING", logger="stepgraph.server"):
+            await asyncio.get_running_loop().create_task(write())
+        assert any("retrying" in r.getMessage() for r in caplog.records)
+        assert len([c async for c in saver.alist(config)]) == 1
+        assert not lease.lost
+    finally:
+        await pool.close()
+
+
+def test_only_connection_failures_count_as_disconnects() -> None:
+    import psycopg
+
+    from stepgraph.server.cluster.retry import is_disconnect
+
+    assert is_disconnect(psycopg.OperationalError("server closed the connection unexpectedly"))
+    assert not is_disconnect(psycopg.errors.UniqueViolation("duplicate key"))
+    assert not is_disconnect(ValueError("x"))
+
+
+def test_a_shared_thread_log_copy_takes_in_what_other_processes_wrote() -> None:
+    from stepgraph.server.cluster.threadlogs import SharedThreadLog
+
+    writer = SharedThreadLog("t")
+    sent: list[object] = []
+    writer.outbox = sent.append
+    writer.append("lifecycle", (), {"event": "running"})
+    writer.append("input.requested", (), {"interrupt_id": "i-1", "payload": 1})
+    assert len(sent) == 2  # what a process appends goes to the shared log
+    reader = SharedThreadLog("t")
+    for event in sent:
+        reader.inject(event)  # type: ignore[arg-type]
+        reader.inject(event)  # type: ignore[arg-type]  # a second copy is skipped
+    assert [e.seq for e in reader.events] == [1, 2] and reader.last_seq == 2
+    assert reader.interrupt_ids == {"i-1"}  # announced interrupts are known on every process
+    later = SharedThreadLog("t")
+    later.inject(sent[1])  # type: ignore[arg-type]  # seq 1 was trimmed from the store
+    assert later.dropped_through == 1 and later.missed(0)

@@ -19,6 +19,8 @@ The campaign has a wall-clock budget (``STEPGRAPH_CRASH_BUDGET``, default 75 s):
 machine every child starts slowly, so once the budget is spent the campaign ends after the
 current thread, provided it made at least ``MIN_KILLS_UNDER_LOAD`` kills. The test's own
 timeout is only a guard against a hang, so a loaded machine gives fewer kills, not a failure.
+For the same reason a kill that left a thread's state where it was widens that thread's kill
+window (up to ``MAX_KILL_WINDOW``), and a thread's last cycle is never killed.
 """
 
 from __future__ import annotations
@@ -66,6 +68,11 @@ BUDGET_S = float(os.environ.get("STEPGRAPH_CRASH_BUDGET", "75"))
 MIN_KILLS_UNDER_LOAD = max(1, min(MIN_KILLS, 10))
 """Kills a campaign must reach even when it ran out of budget."""
 HANG_GUARD_S = 900
+STALL_GROWTH = 1.5
+"""A kill after which the thread's state did not move widens the kill window by this factor:
+on a loaded machine a child may need longer than ``MAX_KILL_DELAY`` to commit one step."""
+MAX_KILL_WINDOW = 3.0
+"""The widest kill window (s); the last cycle of a thread is never killed."""
 
 
 @dataclass
@@ -220,6 +227,11 @@ def _check_consistent(obs: Observation, previous: Observation | None, why: str) 
         assert not obs.next, f"{why}: run is complete but next is {obs.next}"
 
 
+def _progress(obs: Observation) -> tuple[Any, ...]:
+    """What a kill can have moved: the checkpoint and the writes saved against it."""
+    return (obs.checkpoint_id, len(obs.items), tuple(obs.tasks))
+
+
 def _run_thread(
     db_path: str, thread_id: str, mode: str, rng: random.Random, reader: Reader, tag: str
 ) -> tuple[ThreadStats, list[Observation]]:
@@ -228,6 +240,7 @@ def _run_thread(
     history: list[Observation] = []
     previous: Observation | None = None
     start = "fresh"
+    window = MAX_KILL_DELAY
     for cycle in range(MAX_CYCLES_PER_THREAD):
         with tempfile.TemporaryFile("w+") as stderr:
             proc = _spawn(db_path, thread_id, mode, start, rng.randrange(1 << 30), stderr)
@@ -237,7 +250,8 @@ def _run_thread(
                 proc.kill()
                 _, err = _finish(proc, stderr)
                 pytest.fail(f"{tag}: child did not start (got {line!r}): {err}")
-            delay = rng.uniform(0, MAX_KILL_DELAY)
+            last = cycle == MAX_CYCLES_PER_THREAD - 1
+            delay = CHILD_TIMEOUT if last else rng.uniform(0, window)
             try:
                 proc.wait(timeout=delay)
                 killed = False
@@ -253,6 +267,8 @@ def _run_thread(
             obs = _observe(reader.get_state(thread_id), cycle, delay)
             history.append(obs)
             _check_consistent(obs, previous, why)
+            if previous is not None and _progress(previous) == _progress(obs):
+                window = min(window * STALL_GROWTH, MAX_KILL_WINDOW)
             previous = obs
             if not obs.checkpoint:
                 start = "fresh"

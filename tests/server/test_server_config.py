@@ -245,7 +245,10 @@ _TOGGLES = ["disable_assistants", "disable_threads", "disable_runs", "disable_st
 CASES += [(f"http.{k}-false", {"http": {k: False}}, OK) for k in _TOGGLES]
 CASES += [(f"http.{k}", {"http": {k: True}}, OK) for k in _TOGGLES]
 CASES += [("http.disable_ui", {"http": {"disable_ui": True}}, OK),
-          ("http.disable_ui-false", {"http": {"disable_ui": False}}, (REFUSED, "http.disable_ui"))]
+          ("http.disable_ui-false", {"http": {"disable_ui": False}}, (REFUSED, "http.disable_ui")),
+          ("http.studio", {"http": {"studio": True}}, OK),
+          ("http.studio-false", {"http": {"studio": False}}, OK),
+          ("http.studio-bad", {"http": {"studio": "yes please"}}, (INVALID, "http.studio"))]
 
 
 @pytest.mark.parametrize(("extra", "expected"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])

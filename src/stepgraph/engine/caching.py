@@ -1,6 +1,8 @@
 """``CachePolicy`` in the engine: look up a step's cacheable tasks, store successful results.
 
-A hit gives the task its cached writes, so it does not run. Only tasks that finished
+A hit gives the task its cached writes, so it does not run. Pure: the loop returns
+``CacheGet``/``CacheSet`` effects and the driver talks to the cache (``aget``/``aset`` in
+async runs). Only tasks that finished
 without error or interrupt are stored (LangGraph can cache a failure and then silently
 skip the node).
 """
@@ -8,6 +10,7 @@ skip the node).
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -42,19 +45,20 @@ def cache_key(node: Any, name: str, value: Any) -> tuple[tuple[str, ...], str]:
     return node_namespace(node, name), hashlib.blake2b(data, digest_size=16).hexdigest()
 
 
-def apply_cached(loop: RunLoop, tasks: list[Task]) -> list[Task]:
-    """Give cached writes to the tasks that have them; returns those tasks."""
-    cache = loop.graph.cache
-    if cache is None:
+def lookups(loop: RunLoop, tasks: list[Task]) -> list[tuple[Task, Any]]:
+    """The tasks of a step to look up in the graph's cache, with their keys (pure: the
+    driver performs the lookup, a ``CacheGet`` effect)."""
+    if loop.graph.cache is None:
         return []
-    todo = [
+    return [
         (t, cache_key(t.node, t.name, t.input))
         for t in tasks
         if t.node.cache_policy is not None and not t.writes and not t.cached_done
     ]
-    if not todo:
-        return []
-    found = cache.get([k for _, k in todo])
+
+
+def apply_hits(todo: list[tuple[Task, Any]], found: Mapping[Any, Any]) -> list[Task]:
+    """Give the tasks found in the cache their cached writes; returns those tasks."""
     hits = []
     for task, key in todo:
         if key in found:
@@ -65,11 +69,13 @@ def apply_cached(loop: RunLoop, tasks: list[Task]) -> list[Task]:
     return hits
 
 
-def store_result(loop: RunLoop, task: Task) -> None:
-    """Remember a successful task's writes under its cache key."""
-    cache = loop.graph.cache
+def result_entry(loop: RunLoop, task: Task) -> dict[Any, tuple[Any, int | None]] | None:
+    """What to remember of a finished task (a ``CacheSet`` effect's entries): its writes
+    under its cache key when it succeeded, else ``None``."""
     policy = task.node.cache_policy
-    if cache is None or policy is None or task.cached or task.error is not None or task.paused:
-        return
+    if loop.graph.cache is None or policy is None or task.cached or task.error is not None or (
+        task.paused
+    ):
+        return None
     key = cache_key(task.node, task.name, task.input)
-    cache.set({key: ([list(w) for w in task.writes], policy.ttl)})
+    return {key: ([list(w) for w in task.writes], policy.ttl)}

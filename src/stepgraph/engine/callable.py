@@ -12,6 +12,7 @@ import inspect
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from stepgraph._introspect import signature
 from stepgraph.engine.pool import submit
 from stepgraph.errors import GraphDefinitionError, StepgraphError
 
@@ -47,7 +48,7 @@ def callable_name(func: Any) -> str:
 def _inject_plan(func: Callable[..., Any]) -> tuple[bool, tuple[str, ...], tuple[str, ...]]:
     """(takes_input, injected names, required injected names) for ``func``."""
     try:
-        sig = inspect.signature(func)
+        sig = signature(func)
     except (TypeError, ValueError):
         return True, (), ()
     params = list(sig.parameters.values())

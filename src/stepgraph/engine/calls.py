@@ -110,7 +110,7 @@ def call_task(node: PregelNode, name: str, args: tuple[Any, ...], kwargs: dict[s
     sub.resume = resume
     if "events" in loop.sink.modes:
         _call_event(sub, "on_chain_start", {"input": _bound_input(node, args, kwargs)})
-    events.task_start(loop, sub)
+    _emit(loop, events.task_start(loop, sub))
     traced = call_run(sub, parent) if loop.tracer is not None else None
     if is_async:
         return asyncio.ensure_future(_run_async(sub, traced))
@@ -120,6 +120,12 @@ def call_task(node: PregelNode, name: str, args: tuple[Any, ...], kwargs: dict[s
     submit(fut.claim_and_run)
     parent.pending_calls.append(fut)
     return fut
+
+
+def _emit(loop: Any, parts: events.Parts) -> None:
+    """Stream a call's parts now: calls run inside their caller's task, not in the loop."""
+    for mode, payload in parts:
+        loop.emit(mode, payload)
 
 
 def _running_loop() -> Any:
@@ -148,7 +154,7 @@ def _finish(sub: Task, value: Any) -> Any:
     if "events" in loop.sink.modes:
         _call_event(sub, "on_chain_stream", {"chunk": value})
         _call_event(sub, "on_chain_end", {"output": value, "input": _bound_input(node, *sub.input)})
-    events.call_result(loop, sub, value)
+    _emit(loop, events.call_result(loop, sub, value))
     if "updates" in loop.sink.modes:
         loop.emit("updates", {sub.name: value})
     return value
@@ -178,7 +184,7 @@ def _interrupted(sub: Task, exc: GraphInterrupt) -> None:
     loop.saves.task_writes(sub.id, [(INTERRUPT, tuple(exc.interrupts))], sub.sort_key)
     if sub.resume:
         loop.saves.task_writes(sub.id, [(RESUME, list(sub.resume))], sub.sort_key)
-    events.call_result(loop, sub, interrupts=tuple(exc.interrupts))
+    _emit(loop, events.call_result(loop, sub, interrupts=tuple(exc.interrupts)))
 
 
 def _call_sync(sub: Task) -> Any:
@@ -197,7 +203,7 @@ def _retry_or_raise(sub: Task, exc: Exception) -> float:
     re-raises ``exc`` when its retry policy gives up or it has none."""
     delay = retry_delay(sub.retry_policy, exc, sub.attempt) if sub.node.retry_policy else None
     if delay is None:
-        events.call_result(sub.run, sub, error=exc)
+        _emit(sub.run, events.call_result(sub.run, sub, error=exc))
         raise exc
     sub.reset_attempt()
     return delay

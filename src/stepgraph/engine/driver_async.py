@@ -1,19 +1,25 @@
 """The async driver: runs a ``RunLoop`` on the event loop, one asyncio task per node task.
 
-Sync nodes hop to the shared thread pool; async nodes run concurrently. The first
+It only performs: tasks on asyncio, the loop's effects with ``policy.aperform`` (the saver
+and the cache awaited), saves through an ``AsyncWriter`` (``engine/durability.py``:
+``durability="async"`` stores in the background here too). A step with one task runs
+inline (``policy.run_inline``). Sync nodes hop to the shared thread pool; async nodes run
+concurrently. The first
 failure cancels the step's other tasks. Stream parts are yielded as soon as they exist.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncIterator
 from contextlib import aclosing
 from typing import TYPE_CHECKING, Any
 
 from stepgraph.engine.delta import aload_history
+from stepgraph.engine.durability import AsyncWriter
+from stepgraph.engine.policy import aperform, eager, run_inline
 from stepgraph.engine.runner import run_task_async
-from stepgraph.engine.saving import perform_async
 from stepgraph.engine.timetravel import aload_saved
 
 if TYPE_CHECKING:
@@ -53,51 +59,59 @@ async def _drive(loop: RunLoop) -> AsyncIterator[StreamPart]:
     sink = loop.sink
     event = sink.async_waiter()
     saver = loop.checkpointer
+    writer = AsyncWriter(loop)
+    live = eager(loop)
     try:
         saved = await aload_saved(saver, loop) if saver is not None else None
         loop.restore(saved, await aload_history(saver, loop.graph, saved) if saved is not None else None)
-        loop.first()
-        await _flush(loop)
+        await aperform(loop.first(), loop, writer)
         if loop.tracer is not None:
             await loop.tracer.resumed_async()
         for part in sink.drain():
             yield part
         while loop.status == "pending":
-            tasks = loop.tick()
+            effects = loop.tick()
+            if effects:
+                await aperform(effects, loop, writer)
             for part in sink.drain():
                 yield part
+            tasks = loop.runnable
             if tasks is None:
                 break
             if tasks:
-                async with aclosing(_run_step(loop, tasks, event)) as parts:
-                    async for part in parts:
-                        yield part
-            loop.after_tick()
-            await _flush(loop)
+                if run_inline(loop, tasks, live):
+                    await _run_alone(loop, tasks[0], writer)
+                else:
+                    async with aclosing(_run_step(loop, tasks, event, writer)) as parts:
+                        async for part in parts:
+                            yield part
+            effects = loop.after_tick()
+            if effects:
+                await aperform(effects, loop, writer)
             for part in sink.drain():
                 yield part
-    finally:
-        await _flush(loop, final=True)
+    except BaseException:
+        # Flush-on-error: what the failed step finished is stored; a saver error here
+        # never hides the run's own.
+        with contextlib.suppress(Exception):
+            await aperform(loop.finish(), loop, writer)
+            await writer.wait()
+        raise
+    await aperform(loop.finish(), loop, writer)
+    await writer.wait()
 
 
-async def _flush(loop: RunLoop, *, final: bool = False) -> None:
-    ops = loop.saves.take(final=final)
-    if ops:
-        await perform_async(loop.checkpointer, ops)
-
-
-async def _run_alone(loop: RunLoop, task: Task) -> None:
+async def _run_alone(loop: RunLoop, task: Task, writer: AsyncWriter) -> None:
     """A step's only task, run inline."""
     try:
         await run_task_async(task)
-    except asyncio.CancelledError:
-        raise  # the run was cancelled: the task did not finish, keep it pending
-    except BaseException:
-        loop.task_done(task)
-        await _flush(loop)
+    except Exception:
+        # (A cancelled run did not finish the task: it stays pending.)
+        await aperform(loop.task_done(task), loop, writer)
         raise
-    loop.task_done(task)
-    await _flush(loop)
+    effects = loop.task_done(task)
+    if effects:
+        await aperform(effects, loop, writer)
 
 
 async def _wait_step(event: asyncio.Event, deadline: float | None, pending: dict[Any, Task]) -> bool:
@@ -114,13 +128,11 @@ async def _wait_step(event: asyncio.Event, deadline: float | None, pending: dict
     return True
 
 
-async def _run_step(loop: RunLoop, tasks: list[Task], event: asyncio.Event) -> AsyncIterator[StreamPart]:
+async def _run_step(
+    loop: RunLoop, tasks: list[Task], event: asyncio.Event, writer: AsyncWriter
+) -> AsyncIterator[StreamPart]:
     sink = loop.sink
     step_timeout = loop.graph.step_timeout
-    eager = loop.graph.stream_eager or bool({"custom", "messages"} & sink.modes)
-    if len(tasks) == 1 and tasks[0].timeout is None and step_timeout is None and not eager:
-        await _run_alone(loop, tasks[0])
-        return
     limit = loop.config.get("max_concurrency")
     sem = asyncio.Semaphore(limit) if limit else None
 
@@ -148,8 +160,9 @@ async def _run_step(loop: RunLoop, tasks: list[Task], event: asyncio.Event) -> A
             for fut in [f for f in pending if f.done()]:
                 task = pending.pop(fut)
                 exc = fut.exception() if not fut.cancelled() else None
-                loop.task_done(task)
-                await _flush(loop)
+                effects = loop.task_done(task)
+                if effects:
+                    await aperform(effects, loop, writer)
                 if exc is not None and error is None:
                     error = exc
             for part in sink.drain():
@@ -166,7 +179,6 @@ async def _run_step(loop: RunLoop, tasks: list[Task], event: asyncio.Event) -> A
             await asyncio.gather(*pending, return_exceptions=True)
             for fut, task in pending.items():
                 if not fut.cancelled() and task.error is None and (task.writes or task.paused):
-                    loop.task_done(task)
-            await _flush(loop)
+                    await aperform(loop.task_done(task), loop, writer)
     if error is not None:
         raise error

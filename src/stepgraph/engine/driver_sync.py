@@ -1,6 +1,8 @@
 """The sync driver: runs a ``RunLoop`` with threads, yielding stream parts as they come.
 
-A step with one task runs inline. Several tasks run on the shared pool while the calling
+It only performs: tasks on threads, the loop's effects with ``policy.perform``, saves
+through a ``SyncWriter`` (``engine/durability.py``). A step with one task runs inline
+(``policy.run_inline``). Several tasks run on the shared pool while the calling
 thread runs tasks too ("caller runs"), so nested graphs never deadlock on a full pool.
 When the caller is a live stream consumer it only waits and yields.
 """
@@ -15,9 +17,10 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from stepgraph.engine.delta import load_history
+from stepgraph.engine.durability import SyncWriter
+from stepgraph.engine.policy import perform, run_inline
 from stepgraph.engine.pool import shared_pool
 from stepgraph.engine.runner import run_task_sync
-from stepgraph.engine.saving import SyncWriter
 from stepgraph.engine.timetravel import load_saved
 
 if TYPE_CHECKING:
@@ -58,28 +61,49 @@ def _drive(loop: RunLoop, live: bool, streaming: bool = False) -> Iterator[Strea
     try:
         saved = load_saved(saver, loop) if saver is not None else None
         loop.restore(saved, load_history(saver, loop.graph, saved) if saved is not None else None)
-        loop.first()
-        writer.submit(loop.saves.take())
+        perform(loop.first(), loop, writer)
         if loop.tracer is not None:
             loop.tracer.resumed_sync()
         yield from sink.drain()
         while loop.status == "pending":
-            tasks = loop.tick()
+            effects = loop.tick()
+            if effects:
+                perform(effects, loop, writer)
             yield from sink.drain()
+            tasks = loop.runnable
             if tasks is None:
                 break
             if tasks:
-                yield from _run_step(loop, tasks, live, event, writer, streaming)
-            loop.after_tick()
-            writer.submit(loop.saves.take())
+                if run_inline(loop, tasks, live):
+                    _run_alone(loop, tasks[0], writer)
+                else:
+                    yield from _run_step(loop, tasks, live, event, writer, streaming)
+            effects = loop.after_tick()
+            if effects:
+                perform(effects, loop, writer)
             yield from sink.drain()
     except BaseException:
+        # Flush-on-error: what the failed step finished is stored; a saver error here
+        # never hides the run's own.
         with contextlib.suppress(Exception):
-            writer.submit(loop.saves.take(final=True))
+            perform(loop.finish(), loop, writer)
             writer.wait()
         raise
-    writer.submit(loop.saves.take(final=True))
+    perform(loop.finish(), loop, writer)
     writer.wait()
+
+
+def _run_alone(loop: RunLoop, task: Task, writer: SyncWriter) -> None:
+    """A step's only task, run inline."""
+    try:
+        run_task_sync(task)
+    except Exception:
+        # (A run stopped by KeyboardInterrupt did not finish the task: it stays pending.)
+        perform(loop.task_done(task), loop, writer)
+        raise
+    effects = loop.task_done(task)
+    if effects:
+        perform(effects, loop, writer)
 
 
 def _run_step(
@@ -87,14 +111,6 @@ def _run_step(
     streaming: bool = False,
 ) -> Iterator[StreamPart]:
     step_timeout = loop.graph.step_timeout
-    if len(tasks) == 1 and not live and tasks[0].timeout is None and step_timeout is None:
-        task = tasks[0]
-        try:
-            run_task_sync(task)
-        finally:
-            loop.task_done(task)
-            writer.submit(loop.saves.take())
-        return
     queue: deque[Task] = deque(tasks)
     done: deque[Task] = deque()
     failed: list[BaseException] = []
@@ -128,8 +144,9 @@ def _run_step(
     finished = 0
     while True:
         while done:
-            loop.task_done(done.popleft())
-            writer.submit(loop.saves.take())
+            effects = loop.task_done(done.popleft())
+            if effects:
+                perform(effects, loop, writer)
             finished += 1
         yield from sink.drain()
         with lock:

@@ -47,8 +47,20 @@ def read_with_writes(
     if isinstance(keys, str):
         ch = local[keys] if keys in local else channels[keys]
         return ch.get() if ch.is_available() else None
+    names = keys if type(keys) is tuple else tuple(keys)
+    out = dict(loop.views.read(channels, loop.versions, names))  # the live values
+    for chan, ch in local.items():
+        if chan not in out and ch.is_available() and chan in names:
+            break  # a key becomes available: read in order below
+        if chan in out:
+            if ch.is_available():
+                out[chan] = ch.get()
+            else:
+                del out[chan]
+    else:
+        return out
     out = {}
-    for k in keys:
+    for k in names:
         ch = local[k] if k in local else channels[k]
         if ch.is_available():
             out[k] = ch.get()

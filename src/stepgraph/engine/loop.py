@@ -1,16 +1,23 @@
 """``RunLoop``: the superstep state machine shared by the sync and async drivers.
 
-The loop does no I/O and never blocks. A driver calls, in order::
+The loop is sans-IO: it never blocks, never talks to a saver, a cache or the stream. Each
+method returns the effects it wants performed (``engine/effects.py``: ``Save``, ``Emit``,
+``CacheGet``, ``CacheSet``), and a driver performs them in order::
 
-    loop.restore(saved)        # channels from a checkpoint (or empty)
-    loop.first()               # map the input to writes, save the input checkpoint
-    while tasks := loop.tick():    # plan the next step; None when done or interrupted
-        run the tasks (threads / asyncio); call loop.task_done(task) as each finishes
-        loop.after_tick()      # apply writes in task order, emit, checkpoint
+    loop.restore(saved)            # channels from a checkpoint (or empty)
+    perform(loop.first())          # map the input to writes, the input checkpoint
+    while loop.status == "pending":
+        perform(loop.tick())       # plan the next step (cache lookups are effects too)
+        tasks = loop.runnable      # None when the run stops (done, interrupted, drained)
+        run the tasks (threads / asyncio); perform(loop.task_done(task)) as each finishes
+        perform(loop.after_tick()) # apply writes in task order, one Save for the step
+    perform(loop.finish())         # what is left to store (all of it under "exit")
     loop.output()
 
-Checkpoint writes the loop wants are queued in ``loop.saves`` for the driver to perform
-(sync or async), so both drivers share every rule here.
+A step's save ops (its task's writes, then its checkpoint) are handed over together, in
+one ``Save``, so a saver stores a step in one transaction; in a step of several tasks,
+which finish at different times, each task's writes are handed over as it finishes and the
+checkpoint with what is left. Both drivers share every rule here.
 """
 
 from __future__ import annotations
@@ -28,10 +35,13 @@ from stepgraph.constants import (
     RESUME,
     TASKS,
 )
-from stepgraph.engine import planner, stream_parts
+from stepgraph.engine import caching, planner
 from stepgraph.engine.apply import apply_writes
+from stepgraph.engine.effects import NONE, CacheGet, CacheSet, Effect, Effects, Emit, Save
 from stepgraph.engine.ids import checkpoint_id as new_checkpoint_id
 from stepgraph.engine.saving import SaveOps
+from stepgraph.engine.start import InputPhase
+from stepgraph.engine.views import StateViews
 from stepgraph.errors import (
     ErrorCode,
     GraphRecursionError,
@@ -40,6 +50,8 @@ from stepgraph.errors import (
 from stepgraph.stream import events
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from stepgraph.config import RunnableConfig
     from stepgraph.engine.tasks import Task
     from stepgraph.engine.timetravel import ReplayBound
@@ -76,7 +88,7 @@ def _saver_next_version(checkpointer: Any) -> Any:
     return lambda current: get_next(current, None)
 
 
-class RunLoop:
+class RunLoop(InputPhase):
     """All state of one run of a graph: channels, versions, the current step and its tasks."""
 
     def __init__(
@@ -136,11 +148,15 @@ class RunLoop:
         self.stop = 0
         self.status = "pending"
         self.tasks: dict[str, Task] = {}
+        self.runnable: list[Task] | None = None
+        """What the last ``tick()`` asks the driver to run; ``None`` when the run stops."""
         self.checkpoint_id = ""
         self.checkpoint_ts = ""
         self.checkpoint_metadata: dict[str, Any] = {}
         self.pending_writes: list[tuple[str, str, Any]] = []
         self.saves = SaveOps(self)
+        self.views = StateViews()
+        """Node inputs refreshed by version (``engine.views``)."""
         self.interrupts: list[Any] = []
         self.resuming = False
         self.resume_map: dict[str, Any] | None = None
@@ -203,15 +219,26 @@ class RunLoop:
         self.max_version = max(self.versions.values()) if self.versions else None
 
     # -- input ------------------------------------------------------------------------------
-    def first(self) -> None:
+    def first(self) -> Effects:
         """Apply the run's input (fresh input, ``None`` to continue, or a ``Command``)."""
-        from stepgraph.engine.start import start_run
+        out: list[Effect] = []
+        self._start(out)
+        ops = self.saves.take()
+        if ops:
+            out.append(Save(ops))
+        return out
 
-        start_run(self)
+    def finish(self) -> Effects:
+        """The run ends (also when it fails): what is left to store (under
+        ``durability="exit"`` the run's only checkpoint)."""
+        ops = self.saves.take(final=True)
+        return (Save(ops),) if ops else NONE
 
     # -- one step ---------------------------------------------------------------------------
-    def tick(self) -> list[Task] | None:
-        """Plan the next superstep; return the tasks to run, or ``None`` when the run stops."""
+    def tick(self) -> Effects:
+        """Plan the next superstep; ``runnable`` then holds the tasks to run (``None`` when
+        the run stops)."""
+        self.runnable = None
         if self.step > self.stop:
             self.status = "out_of_steps"
             raise GraphRecursionError(
@@ -227,71 +254,111 @@ class RunLoop:
         self.tasks = planner.plan_tasks(self, for_execution=True)
         if not self.tasks:
             self.status = "done"
-            return None
+            return NONE
+        out: list[Effect] | None = None
         if self.pending_writes:
             planner.attach_pending_writes(self)
-            events.restored_results(self, self.tasks.values())
-        if self.graph.cache is not None:
-            from stepgraph.engine.caching import apply_cached
+            parts = events.restored_results(self, self.tasks.values())
+            if parts:
+                out = [Emit(self.ns, parts)]
+        cache = self.graph.cache
+        if cache is not None:
+            todo = caching.lookups(self, list(self.tasks.values()))
+            if todo:
 
-            for task in apply_cached(self, list(self.tasks.values())):
-                self.task_done(task)
-        if self._should_interrupt(self.interrupt_before):
+                def then(found: Mapping[Any, Any]) -> Effects:
+                    more: list[Effect] = []
+                    for task in caching.apply_hits(todo, found):
+                        more.extend(self.task_done(task))
+                    more.extend(self._ready())
+                    return more
+
+                return [*(out or ()), CacheGet(cache, [k for _, k in todo], then)]
+        ready = self._ready()
+        if out is None:
+            return ready
+        out.extend(ready)
+        return out
+
+    def _ready(self) -> Effects:
+        """The rest of ``tick()`` once cached results are known: breakpoints, a drain, the
+        ``tasks`` stream, and what to run."""
+        if self.interrupt_before and self._should_interrupt(self.interrupt_before):
             self.status = "interrupt_before"
-            self.saves.interrupt_marker()
-            self._emit_breakpoint()
-            return None
+            return self._breakpoint()
         control = self.control
         if control is not None and control.drain_requested:
             # After the breakpoint check: a resume passes this step's breakpoints, so a
             # drain in front of one must not skip it.
             self.status = "draining"
-            return None
-        for task in self.tasks.values():
-            if not task.node.hidden and not task.cached:
-                events.task_start(self, task)
-        return [t for t in self.tasks.values() if not t.writes and not t.cached_done]
+            return NONE
+        tasks = self.tasks.values()
+        out: Effects = NONE
+        modes = self.sink.modes
+        if "tasks" in modes or "debug" in modes:
+            parts = [
+                part for task in tasks if not task.node.hidden and not task.cached
+                for part in events.task_start(self, task)
+            ]
+            if parts:
+                out = [Emit(self.ns, parts)]
+        self.runnable = [t for t in tasks if not t.writes and not t.cached_done]
+        return out
 
-    def task_done(self, task: Task) -> None:
-        """Record a finished task: queue its writes for the saver and stream its update."""
+    def task_done(self, task: Task) -> Effects:
+        """Record a finished task: queue its writes for the step's ``Save`` (in a step of
+        several tasks, hand them over at once) and stream its update."""
         if task.bubbled:
-            return
+            return NONE
         if self.delta_keys and task.writes:
             self._stamp_delta_writes(task)
+        saves = self.saves
+        out: Effects = NONE
         if task.error is not None and task.writes and task.writes[0][0] == ERROR:
-            self.saves.task_writes(task.id, task.writes, task.sort_key)
+            saves.task_writes(task.id, task.writes, task.sort_key)
         elif task.paused:
-            self.saves.task_writes(task.id, [(INTERRUPT, task.interrupts)], task.sort_key)
+            saves.task_writes(task.id, [(INTERRUPT, task.interrupts)], task.sort_key)
             if task.resume:
-                self.saves.task_writes(task.id, [(RESUME, list(task.resume))], task.sort_key)
+                saves.task_writes(task.id, [(RESUME, list(task.resume))], task.sort_key)
         else:
-            self.saves.task_writes(task.id, task.writes or [(NO_WRITES, None)], task.sort_key)
+            saves.task_writes(task.id, task.writes or [(NO_WRITES, None)], task.sort_key)
             if task.node.cache_policy is not None and not task.cached:
-                from stepgraph.engine.caching import store_result
-
-                store_result(self, task)
+                entries = caching.result_entry(self, task)
+                if entries is not None:
+                    out = [CacheSet(self.graph.cache, entries)]
             if task.resume:
-                self.saves.task_writes(task.id, [(RESUME, list(task.resume))], task.sort_key)
+                saves.task_writes(task.id, [(RESUME, list(task.resume))], task.sort_key)
         if not task.node.hidden:
-            events.task_result(self, task)
+            parts = events.task_result(self, task)
+            if parts:
+                out = [*out, Emit(self.ns, parts)]
+        runnable = self.runnable
+        if runnable is not None and len(runnable) > 1:
+            # Tasks of a parallel step finish at different times: each one's writes go at
+            # once, so a crash while its siblings still run does not lose them.
+            ops = saves.take()
+            if ops:
+                out = [*out, Save(ops)]
+        return out
 
-    def after_tick(self) -> None:
-        """Apply the step's writes, emit ``values``, checkpoint, and check interrupts."""
+    def after_tick(self) -> Effects:
+        """Apply the step's writes, emit ``values``, checkpoint, and check interrupts; the
+        step's save ops are returned together (one ``Save``)."""
         tasks = list(self.tasks.values())
         if any(t.held_for_handler for t in tasks):
             # A node failed and the run pauses before its error handler: nothing is
             # applied, the step's writes (and the node's error) stay pending.
             self.status = "interrupt_before"
-            self.saves.interrupt_marker()
-            self._emit_breakpoint()
-            return
+            return self._breakpoint()
         interrupted = [t for t in tasks if t.paused]
         if interrupted:
             self.status = "interrupted"
             self.interrupts = [i for t in interrupted for i in t.interrupts]
-            stream_parts.interrupt_values(self, tasks)
-            self.saves.interrupted()
-            return
+            if self.parent_task is None:
+                parts = events.interrupt_parts(self.sink.modes, self._values_after(tasks), tasks)
+                if parts:
+                    return [Emit(self.ns, parts)]
+            return NONE
         new_version = self.next_version(self.max_version)
         self.updated = apply_writes(
             self.channels, self.versions, self.seen, tasks, self.next_version,
@@ -302,21 +369,73 @@ class RunLoop:
         self.pending_writes = []
         if self.track_output and self._changed(self.output_keys):
             self.last_output = self.read(self.output_keys)
+        out: list[Effect] = []
         if "values" in self.sink.modes and self._changed(self.stream_keys):
-            self.emit("values", self.read(self.stream_keys))
-        self.saves.checkpoint("loop", self.step)
+            out.append(Emit(self.ns, [("values", self.read(self.stream_keys))]))
+        self.checkpoint("loop", self.step, out)
         self.step += 1
-        if self._should_interrupt(self.interrupt_after, tasks):
+        if self.interrupt_after and self._should_interrupt(self.interrupt_after, tasks):
             self.status = "interrupt_after"
-            self.saves.interrupt_marker()
-            self._emit_breakpoint()
+            out.extend(self._breakpoint())
+        ops = self.saves.take()
+        if ops:
+            out.append(Save(ops))
+        return out
+
+    # -- changing the state (the input phase, updates and snapshots call these) -------------
+    def checkpoint(self, source: str, step: int, out: list[Effect]) -> None:
+        """Make a checkpoint of the current state (queued with the step's save ops) and
+        stream it (``checkpoints``/``debug`` modes)."""
+        made = self.saves.checkpoint(source, step)
+        if made is None:
+            return
+        modes = self.sink.modes
+        if "checkpoints" in modes or "debug" in modes:
+            from stepgraph.engine.snapshot import checkpoint_payload
+
+            ckpt, metadata, parent = made
+            payload = checkpoint_payload(self, ckpt, metadata, parent)
+            self._emit(out, events.checkpoint_parts(payload, ckpt["ts"]))
+
+    def apply(self, sources: Iterable[Any], *, volatile: bool = True) -> set[str]:
+        """Apply writes outside a step (input, null writes, updates, discarded tasks);
+        returns the channels updated. ``volatile=False``: a Command's null writes, which
+        leave ephemeral channels as they are."""
+        updated = apply_writes(
+            self.channels, self.versions, self.seen, sources, self.next_version,
+            self.graph.trigger_to_nodes, self.volatile if volatile else (),
+            self.finishable if volatile else (), live=self.live_volatile if volatile else None,
+        )
+        if not volatile:
+            self.live_volatile.update(c for c in updated if c in self.volatile)
+        self.max_version = max(self.versions.values()) if self.versions else None
+        return updated
+
+    def _values_after(self, tasks: list[Task]) -> Any:
+        """The stream state with the finished tasks' writes applied on a copy, when they
+        wrote to the output (else ``MISSING``): what a root streams when it pauses."""
+        if "values" not in self.sink.modes:
+            return MISSING
+        done = [t for t in tasks if not t.paused and t.error is None]
+        keys = self.output_keys
+        keyset = {keys} if isinstance(keys, str) else set(keys)
+        if not any(c in keyset for t in done for c, _ in t.writes):
+            return MISSING
+        from stepgraph.engine.fresh import read_with_writes
+
+        return read_with_writes(self, done, self.stream_keys)
 
     # -- helpers ----------------------------------------------------------------------------
-    def _emit_breakpoint(self) -> None:
+    def _breakpoint(self) -> Effects:
         """A breakpoint stops the run: the root streams an empty ``__interrupt__`` update (a
         subgraph's pause reaches the caller through its parent)."""
-        if self.parent_task is None:
-            self.emit("updates", {INTERRUPT: ()})
+        if self.parent_task is None and "updates" in self.sink.modes:
+            return [Emit(self.ns, [("updates", {INTERRUPT: ()})])]
+        return NONE
+
+    def _emit(self, out: list[Effect], parts: events.Parts) -> None:
+        if parts:
+            out.append(Emit(self.ns, parts))
 
     def _stamp_delta_writes(self, task: Task) -> None:
         """Give messages written to delta keys their ids before the writes are stored."""
@@ -368,6 +487,8 @@ class RunLoop:
         return self.status in _PAUSED
 
     def emit(self, mode: str, payload: Any) -> None:
+        """Stream a part now: for code running inside a task (task calls, writers), which
+        the driver does not sequence (the loop's own parts are ``Emit`` effects)."""
         self.sink.emit(self.ns, mode, payload)
 
     def emit_custom(self, task: Task, chunk: Any) -> None:

@@ -105,12 +105,7 @@ def read_input(loop: RunLoop, node: Any, cache: dict[Any, Any]) -> Any:
     else:
         base = cache.get(spec)
         if base is None:
-            base = {}
-            for k in spec:
-                ch = channels[k]
-                if ch.is_available():
-                    base[k] = ch.get()
-            cache[spec] = base
+            base = cache[spec] = loop.views.read(channels, loop.versions, spec)
         value = dict(base)
         if node.managed_keys:
             managed = loop.graph.managed

@@ -121,9 +121,50 @@ def _wait_calls(task: Task) -> None:
     task.pending_calls.clear()
 
 
+_HANDLE = -1.0
+"""``_after_failure``: run the node's error handler now."""
+_SETTLED = -2.0
+"""``_after_failure``: the task is settled (paused on an interrupt, or held for its handler)."""
+
+
+def _after_failure(task: Task, exc: BaseException) -> float:
+    """What a failed attempt leads to, the same for both drivers: the delay before the next
+    attempt (the failed one forgotten), ``_HANDLE``, ``_SETTLED``, or ``exc`` is raised
+    (recorded as the task's error). The attempt's task calls have finished by now."""
+    if isinstance(exc, GraphInterrupt):
+        task.interrupts = tuple(exc.interrupts)
+        task.paused = True
+        task.writes.clear()
+        return _SETTLED
+    if isinstance(exc, GraphBubbleUp):
+        task.bubbled = True
+        raise exc
+    if not isinstance(exc, Exception):
+        raise exc
+    policies = task.retry_policy
+    delay = retry_delay(policies, exc, task.attempt) if policies else None
+    if delay is None:
+        if task.node.error_handler is not None:
+            return _SETTLED if _hold_for_handler(task, exc) else _HANDLE
+        _fail(task, exc)
+        raise exc
+    task.reset_attempt()
+    return delay
+
+
+async def _await_calls(task: Task) -> None:
+    """Async twin of ``_wait_calls``: the calls a sync body left running (on the pool)
+    finish before the attempt ends, also before a retry."""
+    for fut in task.pending_calls:
+        try:
+            await fut
+        except BaseException:  # noqa: BLE001, S110 - the caller saw (or ignored) the error
+            pass
+    task.pending_calls.clear()
+
+
 def run_task_sync(task: Task) -> None:
     """Run ``task`` to completion with retries. Interrupts are recorded, errors raised."""
-    policies = task.retry_policy
     task.first_attempt_time = time.time()
     if task.handler_due is not None:  # the node failed in an earlier run
         return _handle_sync(task, task.handler_due)
@@ -131,25 +172,13 @@ def run_task_sync(task: Task) -> None:
         try:
             _attempt_sync(task)
             return
-        except GraphInterrupt as exc:
-            task.interrupts = tuple(exc.interrupts)
-            task.paused = True
-            task.writes.clear()
+        except BaseException as exc:  # noqa: BLE001 - _after_failure re-raises what it must
+            outcome, failure = _after_failure(task, exc), exc
+        if outcome == _HANDLE:
+            return _handle_sync(task, failure)
+        if outcome == _SETTLED:
             return
-        except GraphBubbleUp:
-            task.bubbled = True
-            raise
-        except Exception as exc:
-            delay = retry_delay(policies, exc, task.attempt) if policies else None
-            if delay is None:
-                if task.node.error_handler is not None:
-                    if not _hold_for_handler(task, exc):
-                        _handle_sync(task, exc)
-                    return
-                _fail(task, exc)
-                raise
-            task.reset_attempt()
-            time.sleep(delay)
+        time.sleep(outcome)
 
 
 def _start_handler(task: Task, exc: BaseException) -> Any:
@@ -246,6 +275,9 @@ async def _run_body_async(task: Task) -> Any:
         return await (_body_async(task) if policy is None else with_timeout_async(task, policy))
     except ParentCommand as exc:
         return parent_command_value(exc)
+    finally:
+        if task.pending_calls:
+            await _await_calls(task)
 
 
 async def _write_async(task: Task, value: Any) -> None:
@@ -297,10 +329,9 @@ async def with_timeout_async(task: Task, policy: Any, body: Any = None) -> Any:
 
 
 async def run_task_async(task: Task) -> None:
-    """Async twin of ``run_task_sync`` (same retry rules via ``retry_delay``)."""
+    """Async twin of ``run_task_sync`` (the same ``_after_failure`` rules)."""
     import asyncio
 
-    policies = task.retry_policy
     task.first_attempt_time = time.time()
     if task.handler_due is not None:  # the node failed in an earlier run
         return await _handle_async(task, task.handler_due)
@@ -308,31 +339,19 @@ async def run_task_async(task: Task) -> None:
         try:
             await _attempt_async(task)
             return
-        except GraphInterrupt as exc:
-            task.interrupts = tuple(exc.interrupts)
-            task.paused = True
-            task.writes.clear()
-            return
-        except GraphBubbleUp:
-            task.bubbled = True
-            raise
         except asyncio.CancelledError:
             if _cancel_requested():
                 raise
             err = NodeCancelledError(task.name)
             _fail(task, err)
             raise err from None
-        except Exception as exc:
-            delay = retry_delay(policies, exc, task.attempt) if policies else None
-            if delay is None:
-                if task.node.error_handler is not None:
-                    if not _hold_for_handler(task, exc):
-                        await _handle_async(task, exc)
-                    return
-                _fail(task, exc)
-                raise
-            task.reset_attempt()
-            await asyncio.sleep(delay)
+        except BaseException as exc:  # noqa: BLE001 - _after_failure re-raises what it must
+            outcome, failure = _after_failure(task, exc), exc
+        if outcome == _HANDLE:
+            return await _handle_async(task, failure)
+        if outcome == _SETTLED:
+            return
+        await asyncio.sleep(outcome)
 
 
 def _cancel_requested() -> bool:

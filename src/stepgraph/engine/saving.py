@@ -1,7 +1,8 @@
-"""What a run asks its checkpointer to store, queued for the driver to perform.
+"""What a run asks its checkpointer to store, queued until the loop hands them over.
 
 ``SaveOps`` turns loop events (input applied, step applied, task finished) into saver
-calls: ``put`` for checkpoints and ``put_writes`` for task writes. Nothing is built when
+calls: ``put`` for checkpoints and ``put_writes`` for task writes; the loop returns them
+as one ``Save`` effect per step for the driver (``engine/durability.py``) to store. Nothing is built when
 there is no checkpointer and no stream mode needs checkpoints, so the in-memory fast path
 pays nothing for durability.
 """
@@ -21,6 +22,9 @@ if TYPE_CHECKING:
     from stepgraph.engine.loop import RunLoop
 
 Op = tuple[Any, ...]
+
+Made = tuple[dict[str, Any], dict[str, Any], "str | None"]
+"""A checkpoint just made: ``(checkpoint, metadata, parent checkpoint id)``."""
 
 
 class SaveOps:
@@ -109,13 +113,14 @@ class SaveOps:
         return [("put", config, ckpt, metadata, dict(ckpt["channel_versions"])), *ops]
 
     # -- checkpoints ------------------------------------------------------------------------
-    def checkpoint(self, source: str, step: int) -> None:
-        """A new checkpoint after the input or a step; the loop moves to its id."""
+    def checkpoint(self, source: str, step: int) -> Made | None:
+        """A new checkpoint after the input or a step; the loop moves to its id. Returns
+        what was made (for the ``checkpoints`` stream), ``None`` when nothing is stored."""
         loop = self.loop
         prev_id = loop.checkpoint_id or None
         loop.checkpoint_id = loop.new_checkpoint_id()
         if not self.needs_checkpoint:
-            return
+            return None
         ts = datetime.now(UTC).isoformat()
         loop.checkpoint_ts = ts
         metadata = {"source": source, "step": step, "parents": self._parents()}
@@ -136,7 +141,7 @@ class SaveOps:
             self.ops = []
             self._deferred = (loop.checkpoint_id, ts, metadata, updated)
             self.whole_delta = False
-            return
+            return None
         ckpt = self._assemble(
             loop.checkpoint_id, ts, updated,
             whole_delta=source in ("update", "fork") or self.whole_delta,
@@ -148,12 +153,10 @@ class SaveOps:
                 new_versions[key] = versions[key]
         if self.enabled:
             self.ops.append(("put", self._config(prev_id), ckpt, metadata, new_versions))
-        from stepgraph.engine import stream_parts
-
         # Under durability="exit" only the last checkpoint is stored, its parent the one the
         # run started from: the streamed checkpoints name that parent too.
         parent = self.loaded_id if loop.durability == "exit" else prev_id
-        stream_parts.checkpoint_event(loop, ckpt, metadata, parent)
+        return ckpt, metadata, parent
 
     def build(self, ts: str, *, whole_delta: bool = False) -> dict[str, Any]:
         """A checkpoint of the loop as it is now (reads every channel)."""
@@ -324,116 +327,3 @@ def _takes_task_path(cls: type, method: str) -> bool:
 
 
 __all__ = ["NULL_TASK_ID", "SaveOps", "StepgraphError", "perform_async", "perform_sync"]
-
-
-class SyncWriter:
-    """Performs one run's saver calls in order (sync driver).
-
-    ``durability="async"`` hands them to one process-wide writer thread, so the next step
-    overlaps the I/O; ``wait()`` (at the end of the run) blocks until all are stored and
-    re-raises a saver failure. Other modes store inline.
-    """
-
-    __slots__ = ("saver", "background", "pending", "error", "cv")
-
-    def __init__(self, loop: RunLoop) -> None:
-        import threading
-
-        self.saver = loop.checkpointer
-        self.background = (
-            loop.durability == "async"
-            and self.saver is not None
-            and not getattr(self.saver, "inline_writes", False)
-        )
-        self.pending = 0
-        self.error: BaseException | None = None
-        self.cv = threading.Condition()
-
-    def submit(self, ops: list[Op]) -> None:
-        if not ops:
-            return
-        if not self.background:
-            perform_sync(self.saver, ops)
-            return
-        if self.error is not None:
-            raise self.error
-        with self.cv:
-            self.pending += 1
-        _writer_queue().put((self, ops))
-
-    def wait(self) -> None:
-        with self.cv:
-            while self.pending:
-                self.cv.wait()
-        if self.error is not None:
-            error, self.error = self.error, None
-            raise error
-
-    def _run(self, ops: list[Op]) -> None:
-        try:
-            if self.error is None:
-                perform_sync(self.saver, ops)
-        except BaseException as exc:  # noqa: BLE001 - re-raised in the run's thread
-            self.error = exc
-        finally:
-            self._done()
-
-    def _done(self) -> None:
-        with self.cv:
-            self.pending -= 1
-            self.cv.notify_all()
-
-
-_QUEUE: Any = None
-_MAX_BATCH = 64
-"""Queued save submissions the writer thread stores in one transaction at most."""
-
-
-def _perform_group(batch: list[tuple[SyncWriter, list[Op]]]) -> None:
-    """Store queued submissions; consecutive ones of one saver go in one transaction when
-    it offers ``perform_batch``. A failed group is redone per submission, so each run gets
-    its own error."""
-    start = 0
-    while start < len(batch):
-        saver = batch[start][0].saver
-        end = start + 1
-        while end < len(batch) and batch[end][0].saver is saver:
-            end += 1
-        group = batch[start:end]
-        start = end
-        if len(group) > 1 and hasattr(saver, "perform_batch") and all(
-            w.error is None for w, _ in group
-        ):
-            try:
-                saver.perform_batch([op for _, ops in group for op in ops])
-            except Exception:  # noqa: BLE001 - redone per submission below for the errors
-                pass
-            else:
-                for writer, _ in group:
-                    writer._done()
-                continue
-        for writer, ops in group:
-            writer._run(ops)
-
-
-def _writer_queue() -> Any:
-    global _QUEUE
-    if _QUEUE is None:
-        import queue
-        import threading
-
-        q: queue.SimpleQueue[tuple[SyncWriter, list[Op]]] = queue.SimpleQueue()
-
-        def work() -> None:
-            while True:
-                batch = [q.get()]
-                while len(batch) < _MAX_BATCH:  # group commit: take what else is queued
-                    try:
-                        batch.append(q.get_nowait())
-                    except queue.Empty:
-                        break
-                _perform_group(batch)
-
-        threading.Thread(target=work, name="stepgraph-saver", daemon=True).start()
-        _QUEUE = q
-    return _QUEUE

@@ -19,7 +19,7 @@ from stepgraph.constants import (
     RETURN,
 )
 from stepgraph.engine import planner
-from stepgraph.engine.apply import WriteSource, apply_writes
+from stepgraph.engine.apply import WriteSource
 from stepgraph.engine.fresh import read_with_writes
 from stepgraph.engine.timetravel import with_checkpoint_map
 from stepgraph.stream.sink import StreamSink
@@ -64,8 +64,7 @@ def snapshot(graph: Pregel, config: Any, saver: Any, saved: Any, *, apply_pendin
     loop = loop_for(graph, config, saver, saved, delta)
     null_writes = [(c, v) for t, c, v in loop.pending_writes if t == NULL_TASK_ID]
     if null_writes:
-        apply_writes(loop.channels, loop.versions, loop.seen, [WriteSource("__input__", null_writes)],
-                     loop.next_version, graph.trigger_to_nodes, (), ())
+        loop.apply([WriteSource("__input__", null_writes)], volatile=False)
     tasks = planner.plan_tasks(loop, for_execution=True)
     by_id = {tid: {"writes": [], "error": None, "interrupts": (), "done": False} for tid in tasks}
     for tid, chan, value in loop.pending_writes:
@@ -123,8 +122,7 @@ def snapshot(graph: Pregel, config: Any, saver: Any, saved: Any, *, apply_pendin
 def _advanced(graph: Pregel, loop: RunLoop, done: list[Any], saved: Any) -> StateSnapshot:
     from stepgraph.types import PregelTask, StateSnapshot
 
-    loop.updated = apply_writes(loop.channels, loop.versions, loop.seen, done, loop.next_version,
-                                graph.trigger_to_nodes, loop.volatile, loop.finishable)
+    loop.updated = loop.apply(done)
     loop.step += 1
     following = planner.plan_tasks(loop, for_execution=False)
     return StateSnapshot(

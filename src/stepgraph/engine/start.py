@@ -1,8 +1,10 @@
 """The input phase of a run: fresh input, ``None`` to continue, or a ``Command``.
 
-``start_run(loop)`` is what ``RunLoop.first()`` does: map the input to writes, decide whether
-the run resumes (and with which resume values), fork a replayed checkpoint, and save the
-input checkpoint. Like the rest of the loop it does no I/O.
+``InputPhase._start`` is what ``RunLoop.first()`` does (``RunLoop`` inherits these
+methods): map the input to writes, decide whether the run resumes (and with which resume
+values), fork a replayed checkpoint, and make the input checkpoint. Like the rest of the
+loop it does no I/O: it changes the state through the loop's own ``apply``/``checkpoint``
+and adds the effects it wants to ``out``.
 """
 
 from __future__ import annotations
@@ -11,7 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 from stepgraph.constants import INPUT, INTERRUPT, MISSING, NULL_TASK_ID, RESUME, RETURN, START
 from stepgraph.engine import planner
-from stepgraph.engine.apply import WriteSource, apply_writes
+from stepgraph.engine.apply import WriteSource
+from stepgraph.engine.effects import Effect, Emit
 from stepgraph.engine.input import map_command, map_input
 from stepgraph.errors import EmptyInputError, InvalidUpdateError
 
@@ -19,237 +22,228 @@ if TYPE_CHECKING:
     from stepgraph.engine.loop import RunLoop
 
 
-def start_run(loop: RunLoop) -> None:
-    """Apply the run's input (fresh input, ``None`` to continue, or a ``Command``)."""
-    from stepgraph.types import Command
+class InputPhase:
+    """The input phase as methods of ``RunLoop`` (kept here so ``loop.py`` stays small):
+    ``RunLoop.first()`` calls ``_start``, which changes the run state through the loop's
+    own ``apply``/``checkpoint`` and adds the effects it wants to ``out``."""
 
-    inp = loop.input
-    parent = loop.parent_task
-    if parent is None:
-        loop.time_travel = inp is None and "checkpoint_id" in loop.configurable
-    else:
-        # A subgraph shares its parent's resume values; when the parent re-runs this
-        # node to resume it, the child continues from its own checkpoint (or replays the
-        # one the config names). Loaded from before the parent's replay point, it starts
-        # afresh with its input.
-        loop.null_resume = parent.run.null_resume
-        loop.resume_map = parent.run.resume_map
-        if (
-            parent.run.resuming
-            and loop.versions
-            and not loop.replay_fresh
-            and not isinstance(inp, Command)
-            and (loop.time_travel or _stopped_midway(loop))
-        ):
-            inp = None
-        elif inp is not None:
-            loop.time_travel = False
-    if (
-        isinstance(inp, Command)
-        and not loop.versions
-        and loop.graph.input_channels == START
-        and inp.resume is None
-        and inp.graph is None
-    ):
-        # A Command starting a new thread acts as its input: the start node applies its
-        # update and goto, and START's own edges fire as for any input.
-        _fresh_input(loop, [(START, inp)])
-        return
-    if isinstance(inp, Command):
-        writes, resume = map_command(loop, inp)
-        if resume is not MISSING:
-            loop.saves.require_checkpointer("Command(resume=...)")
-            _check_resumable(loop, resume)
-            _set_resume(loop, resume)
-        if parent is None and "checkpoint_id" in loop.configurable:
-            _rerun_finished(loop)
-        if writes:
-            _apply_null_writes(loop, writes)
+    __slots__ = ()
+
+    def where_to_start(self: RunLoop) -> tuple[dict[str, Any], str | None]:
+        """``(config, before)``: the driver loads ``config``'s checkpoint, or with ``before``
+        the latest checkpoint of its namespace older than that id (a subgraph of a replaying
+        root). Marks the run accordingly."""
+        config = self.config
+        parent = self.parent_task
+        if parent is None:
+            return config, None
+        self.replay = bound = parent.run.replay
+        ns = self.checkpoint_ns
+        target = (self.configurable.get("checkpoint_map") or {}).get(ns)
+        if target:
+            self.time_travel = True
+            configurable = {**self.configurable, "checkpoint_id": target}
+            return {**config, "configurable": configurable}, None
+        if bound is not None and bound.first_visit(ns):
+            self.replay_fresh = True
+            return config, bound.checkpoint_id
+        return config, None
+
+    def _start(self: RunLoop, out: list[Effect]) -> None:
+        """Apply the run's input (fresh input, ``None`` to continue, or a ``Command``)."""
+        from stepgraph.types import Command
+
+        inp = self.input
+        parent = self.parent_task
+        if parent is None:
+            self.time_travel = inp is None and "checkpoint_id" in self.configurable
         else:
-            _apply_saved_null_writes(loop)
-        loop.resuming = True
-        loop.seen[INTERRUPT] = dict(loop.versions)  # go on past a breakpoint
-        _emit_resume_values(loop)
-        return
-    if inp is None:
-        if not loop.versions:
+            # A subgraph shares its parent's resume values; when the parent re-runs this
+            # node to resume it, the child continues from its own checkpoint (or replays the
+            # one the config names). Loaded from before the parent's replay point, it starts
+            # afresh with its input.
+            self.null_resume = parent.run.null_resume
+            self.resume_map = parent.run.resume_map
+            if (
+                parent.run.resuming
+                and self.versions
+                and not self.replay_fresh
+                and not isinstance(inp, Command)
+                and (self.time_travel or self._stopped_midway())
+            ):
+                inp = None
+            elif inp is not None:
+                self.time_travel = False
+        if (
+            isinstance(inp, Command)
+            and not self.versions
+            and self.graph.input_channels == START
+            and inp.resume is None
+            and inp.graph is None
+        ):
+            # A Command starting a new thread acts as its input: the start node applies its
+            # update and goto, and START's own edges fire as for any input.
+            self._fresh_input([(START, inp)], out)
+            return
+        if isinstance(inp, Command):
+            writes, resume = map_command(self, inp)
+            if resume is not MISSING:
+                self.saves.require_checkpointer("Command(resume=...)")
+                self._check_resumable(resume)
+                self._set_resume(resume)
+            if parent is None and "checkpoint_id" in self.configurable:
+                self._rerun_finished()
+            if writes:
+                self._apply_null_writes(writes)
+            else:
+                self._apply_saved_null_writes()
+            self.resuming = True
+            self.seen[INTERRUPT] = dict(self.versions)  # go on past a breakpoint
+            self._emit_resume_values(out)
+            return
+        if inp is None:
+            if not self.versions:
+                raise EmptyInputError(
+                    "Received no input for __start__.",
+                    code="SG301",
+                    hint="pass the graph's input, or a thread_id whose run can continue",
+                )
+            self.resuming = True
+            self.seen[INTERRUPT] = dict(self.versions)
+            self._apply_saved_null_writes()
+            if self.time_travel:
+                self._replay(out)
+            self._emit_resume_values(out)
+            return
+        writes = map_input(self.graph, inp)
+        if not writes:
             raise EmptyInputError(
-                "Received no input for __start__.",
+                f"Received no input for {self.graph.input_channels!r}.",
                 code="SG301",
-                hint="pass the graph's input, or a thread_id whose run can continue",
+                hint="give the graph an input with at least one of its input keys",
             )
-        loop.resuming = True
-        loop.seen[INTERRUPT] = dict(loop.versions)
-        _apply_saved_null_writes(loop)
-        if loop.time_travel:
-            _replay(loop)
-        _emit_resume_values(loop)
-        return
-    writes = map_input(loop.graph, inp)
-    if not writes:
-        raise EmptyInputError(
-            f"Received no input for {loop.graph.input_channels!r}.",
-            code="SG301",
-            hint="give the graph an input with at least one of its input keys",
-        )
-    _fresh_input(loop, writes)
+        self._fresh_input(writes, out)
 
 
-def _stopped_midway(loop: RunLoop) -> bool:
-    """A subgraph's checkpoint where it paused (``interrupt()``, a breakpoint), crashed,
-    failed in a node or was drained: tasks remain, so a resuming parent continues it (a
-    finished one takes new input)."""
-    if any(c == INTERRUPT for _, c, _ in loop.pending_writes):
-        return True
-    return bool(planner.plan_tasks(loop, for_execution=False))
+    def _stopped_midway(self: RunLoop) -> bool:
+        """A subgraph's checkpoint where it paused (``interrupt()``, a breakpoint), crashed,
+        failed in a node or was drained: tasks remain, so a resuming parent continues it (a
+        finished one takes new input)."""
+        if any(c == INTERRUPT for _, c, _ in self.pending_writes):
+            return True
+        return bool(planner.plan_tasks(self, for_execution=False))
 
 
-def _fresh_input(loop: RunLoop, writes: list[tuple[str, Any]]) -> None:
-    # New input discards tasks still pending from the previous checkpoint; their saved
-    # writes are never applied, so delta keys cannot be rebuilt across them.
-    delta_keys = loop.delta_keys
-    if delta_keys and any(c in delta_keys for _, c, _ in loop.pending_writes):
-        loop.saves.whole_delta = True
-    discarded = [
-        WriteSource(t.name, [], t.triggers, t.path, t.sort_key)
-        for t in planner.plan_tasks(loop, for_execution=False).values()
-    ]
-    loop.pending_writes = []
-    loop.updated = apply_writes(
-        loop.channels,
-        loop.versions,
-        loop.seen,
-        [*discarded, WriteSource(INPUT, writes)],
-        loop.next_version,
-        loop.graph.trigger_to_nodes,
-        loop.volatile,
-        loop.finishable,
-        live=loop.live_volatile,
-    )
-    loop.max_version = max(loop.versions.values()) if loop.versions else None
-    loop.saves.checkpoint("input", loop.step)
-    loop.step += 1
+    def _fresh_input(self: RunLoop, writes: list[tuple[str, Any]], out: list[Effect]) -> None:
+        # New input discards tasks still pending from the previous checkpoint; their saved
+        # writes are never applied, so delta keys cannot be rebuilt across them.
+        delta_keys = self.delta_keys
+        if delta_keys and any(c in delta_keys for _, c, _ in self.pending_writes):
+            self.saves.whole_delta = True
+        discarded = [
+            WriteSource(t.name, [], t.triggers, t.path, t.sort_key)
+            for t in planner.plan_tasks(self, for_execution=False).values()
+        ]
+        self.pending_writes = []
+        self.updated = self.apply([*discarded, WriteSource(INPUT, writes)])
+        self.checkpoint("input", self.step, out)
+        self.step += 1
 
 
-def _replay(loop: RunLoop) -> None:
-    """Run again from a past checkpoint: save a fork of it and re-execute its tasks.
+    def _replay(self: RunLoop, out: list[Effect]) -> None:
+        """Run again from a past checkpoint: save a fork of it and re-execute its tasks.
 
-    Writes saved for its tasks (results, interrupts, resume values) are not reused, so
-    every task runs again and its interrupts fire again. Checkpoints made by
-    ``update_state`` (or forks) are already branches: they run as is. A root run's
-    subgraphs then load their state as of the replayed point (``ReplayBound``).
-    """
-    from stepgraph.engine.timetravel import ReplayBound
+        Writes saved for its tasks (results, interrupts, resume values) are not reused, so
+        every task runs again and its interrupts fire again. Checkpoints made by
+        ``update_state`` (or forks) are already branches: they run as is. A root run's
+        subgraphs then load their state as of the replayed point (``ReplayBound``).
+        """
+        from stepgraph.engine.timetravel import ReplayBound
 
-    loop.pending_writes = []
-    bound = loop.checkpoint_id
-    if loop.checkpoint_metadata.get("source") in ("update", "fork"):
-        bound = loop.saves.parent_id or bound
-    else:
-        loop.saves.checkpoint("fork", loop.step)
-        loop.step += 1
-    if loop.parent_task is None:
-        loop.replay = ReplayBound(bound)
-
-
-def _rerun_finished(loop: RunLoop) -> None:
-    """A ``Command`` at a past checkpoint named by id runs that step's tasks again: results
-    saved for them on that checkpoint are not reused (their interrupts and resume values are)."""
-    keep = (RESUME, INTERRUPT)
-    loop.pending_writes = [w for w in loop.pending_writes if w[0] == NULL_TASK_ID or w[1] in keep]
+        self.pending_writes = []
+        bound = self.checkpoint_id
+        if self.checkpoint_metadata.get("source") in ("update", "fork"):
+            bound = self.saves.parent_id or bound
+        else:
+            self.checkpoint("fork", self.step, out)
+            self.step += 1
+        if self.parent_task is None:
+            self.replay = ReplayBound(bound)
 
 
-def _apply_null_writes(loop: RunLoop, writes: list[tuple[str, Any]]) -> None:
-    """Apply a Command input's writes now, after those an earlier Command saved on this
-    checkpoint; all are saved as pending writes until the next step (the earlier ones
-    first, at the indexes they already have)."""
-    prior = _apply_saved_null_writes(loop)
-    loop.saves.task_writes(NULL_TASK_ID, [*prior, *writes], "")
-    updated = apply_writes(
-        loop.channels,
-        loop.versions,
-        loop.seen,
-        [WriteSource(INPUT, writes)],
-        loop.next_version,
-        loop.graph.trigger_to_nodes,
-        (),
-        (),
-    )
-    loop.updated = updated if loop.updated is None else loop.updated | updated
-    _after_null_writes(loop, updated)
+    def _rerun_finished(self: RunLoop) -> None:
+        """A ``Command`` at a past checkpoint named by id runs that step's tasks again: results
+        saved for them on that checkpoint are not reused (their interrupts and resume values are)."""
+        keep = (RESUME, INTERRUPT)
+        self.pending_writes = [w for w in self.pending_writes if w[0] == NULL_TASK_ID or w[1] in keep]
 
 
-def _apply_saved_null_writes(loop: RunLoop) -> list[tuple[str, Any]]:
-    """Apply the null writes saved on the checkpoint (a Command's update or goto); returns them."""
-    null = [(c, v) for t, c, v in loop.pending_writes if t == NULL_TASK_ID]
-    if null:
-        loop.pending_writes = [w for w in loop.pending_writes if w[0] != NULL_TASK_ID]
-        updated = apply_writes(
-            loop.channels,
-            loop.versions,
-            loop.seen,
-            [WriteSource(INPUT, null)],
-            loop.next_version,
-            loop.graph.trigger_to_nodes,
-            (),
-            (),
-        )
-        loop.updated = updated if loop.updated is None else loop.updated | updated
-        _after_null_writes(loop, updated)
-    return null
+    def _apply_null_writes(self: RunLoop, writes: list[tuple[str, Any]]) -> None:
+        """Apply a Command input's writes now, after those an earlier Command saved on this
+        checkpoint; all are saved as pending writes until the next step (the earlier ones
+        first, at the indexes they already have)."""
+        prior = self._apply_saved_null_writes()
+        self.saves.task_writes(NULL_TASK_ID, [*prior, *writes], "")
+        updated = self.apply([WriteSource(INPUT, writes)], volatile=False)
+        self.updated = updated if self.updated is None else self.updated | updated
 
 
-def _check_resumable(loop: RunLoop, resume: Any) -> None:
-    """A resume value needs something to resume: an interrupt, or tasks the thread stopped
-    before (a breakpoint). One value for several waiting interrupts is ambiguous."""
-    from stepgraph.engine.interrupts import is_resume_map
-
-    hanging = _hanging_interrupts(loop)
-    if not hanging and not any(c == INTERRUPT for _, c, _ in loop.pending_writes) and (
-        not planner.plan_tasks(loop, for_execution=False)
-    ):
-        raise InvalidUpdateError(
-            "Command(resume=...) was given but the thread has no pending interrupt.",
-            code="SG321",
-            hint="resume only a thread whose last run stopped at interrupt() or a breakpoint; "
-            "check graph.get_state(config).interrupts",
-        )
-    if len(hanging) > 1 and not is_resume_map(resume):
-        raise RuntimeError(
-            "When there are multiple pending interrupts, you must specify the interrupt id "
-            "when resuming. Pass Command(resume={interrupt_id: value, ...})."
-        )
+    def _apply_saved_null_writes(self: RunLoop) -> list[tuple[str, Any]]:
+        """Apply the null writes saved on the checkpoint (a Command's update or goto); returns them."""
+        null = [(c, v) for t, c, v in self.pending_writes if t == NULL_TASK_ID]
+        if null:
+            self.pending_writes = [w for w in self.pending_writes if w[0] != NULL_TASK_ID]
+            updated = self.apply([WriteSource(INPUT, null)], volatile=False)
+            self.updated = updated if self.updated is None else self.updated | updated
+        return null
 
 
-def _hanging_interrupts(loop: RunLoop) -> set[Any]:
-    """The ids of the interrupts still waiting: a task's latest interrupt, unless the task
-    already has a resume value or finished (a ``@task`` resumed earlier saved its return)."""
-    by_task: dict[str, Any] = {}
-    resumed: set[str] = set()
-    for tid, chan, value in loop.pending_writes:
-        if chan == INTERRUPT:
-            items = value if isinstance(value, (list, tuple)) else [value]
-            if items:
-                by_task[tid] = getattr(items[0], "id", None) or tid
-        elif chan == RESUME or chan == RETURN:
-            resumed.add(tid)
-    return {iid for tid, iid in by_task.items() if tid not in resumed}
+    def _check_resumable(self: RunLoop, resume: Any) -> None:
+        """A resume value needs something to resume: an interrupt, or tasks the thread stopped
+        before (a breakpoint). One value for several waiting interrupts is ambiguous."""
+        from stepgraph.engine.interrupts import is_resume_map
+
+        hanging = self._hanging_interrupts()
+        if not hanging and not any(c == INTERRUPT for _, c, _ in self.pending_writes) and (
+            not planner.plan_tasks(self, for_execution=False)
+        ):
+            raise InvalidUpdateError(
+                "Command(resume=...) was given but the thread has no pending interrupt.",
+                code="SG321",
+                hint="resume only a thread whose last run stopped at interrupt() or a breakpoint; "
+                "check graph.get_state(config).interrupts",
+            )
+        if len(hanging) > 1 and not is_resume_map(resume):
+            raise RuntimeError(
+                "When there are multiple pending interrupts, you must specify the interrupt id "
+                "when resuming. Pass Command(resume={interrupt_id: value, ...})."
+            )
 
 
-def _after_null_writes(loop: RunLoop, updated: set[str]) -> None:
-    loop.live_volatile.update(c for c in updated if c in loop.volatile)
-    loop.max_version = max(loop.versions.values()) if loop.versions else None
+    def _hanging_interrupts(self: RunLoop) -> set[Any]:
+        """The ids of the interrupts still waiting: a task's latest interrupt, unless the task
+        already has a resume value or finished (a ``@task`` resumed earlier saved its return)."""
+        by_task: dict[str, Any] = {}
+        resumed: set[str] = set()
+        for tid, chan, value in self.pending_writes:
+            if chan == INTERRUPT:
+                items = value if isinstance(value, (list, tuple)) else [value]
+                if items:
+                    by_task[tid] = getattr(items[0], "id", None) or tid
+            elif chan == RESUME or chan == RETURN:
+                resumed.add(tid)
+        return {iid for tid, iid in by_task.items() if tid not in resumed}
 
 
-def _set_resume(loop: RunLoop, resume: Any) -> None:
-    from stepgraph.engine.interrupts import is_resume_map
+    def _set_resume(self: RunLoop, resume: Any) -> None:
+        from stepgraph.engine.interrupts import is_resume_map
 
-    if is_resume_map(resume):
-        loop.resume_map = dict(resume)
-    else:
-        loop.null_resume = [resume]
+        if is_resume_map(resume):
+            self.resume_map = dict(resume)
+        else:
+            self.null_resume = [resume]
 
 
-def _emit_resume_values(loop: RunLoop) -> None:
-    if "values" in loop.sink.modes and loop.versions:
-        loop.emit("values", loop.read(loop.stream_keys))
+    def _emit_resume_values(self: RunLoop, out: list[Effect]) -> None:
+        if "values" in self.sink.modes and self.versions:
+            out.append(Emit(self.ns, [("values", self.read(self.stream_keys))]))

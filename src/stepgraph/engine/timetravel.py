@@ -12,7 +12,8 @@ Subgraphs follow the parent's timeline:
   the state it had at that point of the parent's history), applying its input afresh;
   later runs of the same subgraph (a loop) load their latest checkpoint as usual.
 
-``load_plan`` is pure; ``load_saved`` / ``aload_saved`` do the saver call it names.
+``RunLoop.where_to_start`` decides (pure, ``engine/start.py``); ``load_saved`` /
+``aload_saved`` do the saver call it names.
 """
 
 from __future__ import annotations
@@ -92,33 +93,13 @@ class ReplayBound:
             return True
 
 
-def load_plan(loop: RunLoop) -> tuple[dict[str, Any], str | None]:
-    """``(config, before)``: load ``config``'s checkpoint, or with ``before`` the latest
-    checkpoint of its namespace older than that id. Marks the loop accordingly."""
-    config = loop.config
-    parent = loop.parent_task
-    if parent is None:
-        return config, None
-    loop.replay = bound = parent.run.replay
-    ns = loop.checkpoint_ns
-    target = (loop.configurable.get("checkpoint_map") or {}).get(ns)
-    if target:
-        loop.time_travel = True
-        configurable = {**loop.configurable, "checkpoint_id": target}
-        return {**config, "configurable": configurable}, None
-    if bound is not None and bound.first_visit(ns):
-        loop.replay_fresh = True
-        return config, bound.checkpoint_id
-    return config, None
-
-
 def _before(config: dict[str, Any], checkpoint_id: str) -> dict[str, Any]:
     return {"configurable": {"checkpoint_id": checkpoint_id}}
 
 
 def load_saved(saver: Any, loop: RunLoop) -> Any:
     """The checkpoint tuple ``loop`` starts from (sync saver calls)."""
-    config, before = load_plan(loop)
+    config, before = loop.where_to_start()
     if before is None:
         return saver.get_tuple(config)
     for saved in saver.list(config, before=_before(config, before), limit=1):
@@ -128,7 +109,7 @@ def load_saved(saver: Any, loop: RunLoop) -> Any:
 
 async def aload_saved(saver: Any, loop: RunLoop) -> Any:
     """Async twin of ``load_saved``."""
-    config, before = load_plan(loop)
+    config, before = loop.where_to_start()
     if before is None:
         return await saver.aget_tuple(config)
     async for saved in saver.alist(config, before=_before(config, before), limit=1):

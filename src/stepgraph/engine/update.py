@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from stepgraph.constants import END, ERROR, INPUT, INTERRUPT, NULL_TASK_ID, PUSH, START
 from stepgraph.engine import planner
-from stepgraph.engine.apply import WriteSource, apply_writes
+from stepgraph.engine.apply import WriteSource
 from stepgraph.engine.ids import task_id as make_task_id
 from stepgraph.engine.snapshot import loop_for
 from stepgraph.engine.tasks import Task
@@ -33,11 +33,9 @@ def _apply_pending(loop: RunLoop) -> None:
     """Keep the effects of finished tasks and null writes saved on the checkpoint."""
     if not loop.pending_writes:
         return
-    graph = loop.graph
     null = [(c, v) for t, c, v in loop.pending_writes if t == NULL_TASK_ID]
     if null:
-        apply_writes(loop.channels, loop.versions, loop.seen, [WriteSource(INPUT, null)],
-                     loop.next_version, graph.trigger_to_nodes, (), ())
+        loop.apply([WriteSource(INPUT, null)], volatile=False)
     tasks = planner.plan_tasks(loop, for_execution=False)
     for tid, chan, value in loop.pending_writes:
         if chan in (ERROR, INTERRUPT) or tid not in tasks:
@@ -45,8 +43,7 @@ def _apply_pending(loop: RunLoop) -> None:
         tasks[tid].writes.append((chan, value))
     done = [t for t in tasks.values() if t.writes]
     if done:
-        loop.updated = apply_writes(loop.channels, loop.versions, loop.seen, done, loop.next_version,
-                                    graph.trigger_to_nodes, loop.volatile, loop.finishable)
+        loop.updated = loop.apply(done)
 
 
 def _infer_as_node(loop: RunLoop) -> str:
@@ -167,8 +164,7 @@ def update_steps(
         sources.append(task)
         if not fresh:
             task_writes.append((tid, [(c, v) for c, v in task.writes if c != PUSH]))
-    loop.updated = apply_writes(loop.channels, loop.versions, loop.seen, sources, loop.next_version,
-                                graph.trigger_to_nodes, loop.volatile, loop.finishable)
+    loop.updated = loop.apply(sources)
     loop.saves.enabled = True
     loop.saves.needs_checkpoint = True
     if fresh:  # a thread's first checkpoint: its input is step -1, an update step 0

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Sequence
-from typing import TYPE_CHECKING, Any, Generic, get_args, get_origin, get_type_hints
+from typing import TYPE_CHECKING, Any, Generic, get_args, get_origin
 
 from typing_extensions import Unpack
 
+from stepgraph._introspect import type_hints
 from stepgraph._logs import LazyLogger
 from stepgraph.constants import END, NS_END, NS_SEP, START
 from stepgraph.engine.callable import callable_name, coerce_callable
@@ -306,7 +307,7 @@ def _refuse_unknown(where: str, kwargs: dict[str, Any], handled: tuple[str, ...]
 
 def _command_ends(action: Any) -> tuple[str, ...] | None:
     try:
-        hint = get_type_hints(action).get("return")
+        hint = type_hints(action).get("return")
     except Exception:
         return None
     if hint is None:

@@ -15,6 +15,7 @@ from typing import Any, ClassVar, get_type_hints
 
 import typing_extensions
 
+from stepgraph._introspect import signature, type_hints
 from stepgraph.channels import BaseChannel, BinaryOperatorAggregate, LastValue
 from stepgraph.constants import ROOT
 from stepgraph.errors import GraphDefinitionError
@@ -198,10 +199,10 @@ def input_schema_of(fn: Any) -> Any | None:
         target = fn
         if not (inspect.isfunction(target) or inspect.ismethod(target)):
             target = getattr(fn, "__call__", fn)  # noqa: B004
-        params = list(inspect.signature(target).parameters.values())
+        params = list(signature(target).parameters.values())
         if not params:
             return None
-        hints = get_type_hints(target, include_extras=False)
+        hints = type_hints(target, include_extras=False)
     except Exception:
         return None
     hint = hints.get(params[0].name)

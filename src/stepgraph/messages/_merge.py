@@ -81,15 +81,15 @@ def merge_messages(left: Any, right: Any, format: str | None = None) -> list[Any
         if rm and mid == REMOVE_ALL_MESSAGES:
             cut = i
     if cut is not None:
-        merged = _merge([], [], r_msgs[cut + 1 :], r_ids[cut + 1 :], r_removes[cut + 1 :])
+        merged = _merge([], [], r_msgs[cut + 1 :], r_ids[cut + 1 :], r_removes[cut + 1 :])[:2]
     else:
         known = _known_ids(left, backend)
         if known is None:
-            l_msgs, l_ids = backend.normalize(left)
+            (l_msgs, l_ids), l_index = backend.normalize(left), None
         else:
-            l_msgs, l_ids = left, known
-        merged, merged_ids = _merge(l_msgs, l_ids, r_msgs, r_ids, r_removes)
-        _remember(merged, merged_ids, backend)
+            l_msgs, (l_ids, l_index) = left, known
+        merged, merged_ids, index = _merge(l_msgs, l_ids, r_msgs, r_ids, r_removes, l_index)
+        _remember(merged, merged_ids, backend, index)
         return _openai(merged) if format == "langchain-openai" else merged
 
     merged = merged[0]
@@ -106,22 +106,29 @@ def _openai(merged: list[Any]) -> list[Any]:
 # result back as ``left`` on the next merge, so remembering its ids makes each merge cost
 # the new messages, not a re-normalization of the whole history. Entries are keyed by list
 # identity and checked by length and last element, so a list changed since is normalized.
-_KNOWN: OrderedDict[int, tuple[list[Any], int, Any, list[str], ModuleType]] = OrderedDict()
+_Known = tuple[list[Any], int, Any, list[str], ModuleType, dict[str, int] | None]
+_KNOWN: OrderedDict[int, _Known] = OrderedDict()
 _KNOWN_MAX = 256
 
 
-def _known_ids(left: list[Any], backend: ModuleType) -> list[str] | None:
+def _known_ids(
+    left: list[Any], backend: ModuleType
+) -> tuple[list[str], dict[str, int] | None] | None:
+    """The ids of a list this module returned (and its id -> position index), if unchanged."""
     entry = _KNOWN.get(id(left))
     if entry is None:
         return None
-    ref, length, last, ids, kind = entry
+    ref, length, last, ids, kind, index = entry
     if ref is not left or len(left) != length or kind is not backend or (left and left[-1] is not last):
         return None
-    return ids
+    return ids, index
 
 
-def _remember(merged: list[Any], ids: list[str], backend: ModuleType) -> None:
-    _KNOWN[id(merged)] = (merged, len(merged), merged[-1] if merged else None, ids, backend)
+def _remember(
+    merged: list[Any], ids: list[str], backend: ModuleType, index: dict[str, int] | None
+) -> None:
+    _KNOWN[id(merged)] = (merged, len(merged), merged[-1] if merged else None, ids, backend,
+                          index)
     while len(_KNOWN) > _KNOWN_MAX:
         try:
             _KNOWN.popitem(last=False)
@@ -135,10 +142,16 @@ def _merge(
     r_msgs: list[Any],
     r_ids: list[str],
     r_removes: list[bool],
-) -> tuple[list[Any], list[str]]:
+    l_index: dict[str, int] | None = None,
+) -> tuple[list[Any], list[str], dict[str, int] | None]:
+    """``(merged, their ids, id -> position)``; the index is ``None`` when ids repeat or
+    something was removed (the next merge indexes again)."""
     merged = l_msgs.copy()
     merged_ids = l_ids.copy()
-    index = {mid: i for i, mid in enumerate(l_ids)}
+    if l_index is not None:
+        index = l_index.copy()
+    else:
+        index = {mid: i for i, mid in enumerate(l_ids)}  # (a repeated id: its last position)
     removed: set[str] = set()
     for msg, mid, rm in zip(r_msgs, r_ids, r_removes, strict=True):
         pos = index.get(mid)
@@ -158,5 +171,5 @@ def _merge(
             merged[pos] = msg
     if removed:
         keep = [i for i, mid in enumerate(merged_ids) if mid not in removed]
-        return [merged[i] for i in keep], [merged_ids[i] for i in keep]
-    return merged, merged_ids
+        return [merged[i] for i in keep], [merged_ids[i] for i in keep], None
+    return merged, merged_ids, index if len(index) == len(merged_ids) else None

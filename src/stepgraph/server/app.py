@@ -76,7 +76,8 @@ def create_app(settings: ServerSettings, *, registry: GraphRegistry | None = Non
 
             pool_size = _pool_size(cluster.role, settings.n_jobs)
         async with open_backend(settings.database_url, settings.default_db_path, pool_size=pool_size,
-                                store_index=store_index, store_ttl=settings.store.ttl) as backend, \
+                                store_index=store_index, store_ttl=settings.store.ttl,
+                                check_connections=cluster is not None) as backend, \
                 contextlib.AsyncExitStack() as stack:
             ctx = ServerContext(settings, registry, backend)
             ctx.limits = limits
@@ -137,12 +138,19 @@ def create_app(settings: ServerSettings, *, registry: GraphRegistry | None = Non
         from stepgraph.server.mcp import mcp_routes
 
         routes += mcp_routes(mcp)
+    from stepgraph.server.ui_routes import is_ui_path, studio_enabled, ui_routes
+
+    studio = studio_enabled(settings)
+    if studio:  # the studio's files (public: they hold no data; its API calls pass auth)
+        routes += ui_routes()
     auth_layer: list[Any] = []
     custom_routes = CustomRoutes(custom) if custom is not None else None
     if authorizer is not None:
         from stepgraph.server.auth import AuthMiddleware
 
         skip = None if custom_routes is None or http.enable_custom_route_auth else custom_route_matcher(custom_routes)
+        if studio:
+            skip = _or_ui(skip, is_ui_path)
         auth_layer.append(Middleware(AuthMiddleware, authorizer=authorizer, skip=skip))
     user_layer = list(custom.user_middleware) if custom is not None else []
     if http.middleware_order == "auth_first":
@@ -155,6 +163,11 @@ def create_app(settings: ServerSettings, *, registry: GraphRegistry | None = Non
                     exception_handlers=install_handlers())
     app.state.request_limits = request_limits
     return app
+
+
+def _or_ui(skip: Any, ui: Any) -> Any:
+    """Auth's ``skip``: the custom routes it skips (if any) and the studio's files."""
+    return ui if skip is None else (lambda scope: ui(scope) or skip(scope))
 
 
 def _store_index(settings: ServerSettings) -> dict[str, Any] | None:

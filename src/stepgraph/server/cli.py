@@ -53,6 +53,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help="Host header names to accept besides localhost, 127.0.0.1 and [::1], any "
                             "port (DNS-rebinding defence; '*.example.com' for subdomains, '*' for any). "
                             "Without it: only those three when bound to a loopback address, any otherwise")
+        p.add_argument("--studio", action=argparse.BooleanOptionalAction, default=None,
+                       help="serve the local studio at /ui (default: on in dev, off in serve; "
+                            "the config's http.studio)")
         p.add_argument("--no-browser", action="store_true",
                        help="accepted for langgraph dev compatibility: stepgraph never opens a browser")
         p.add_argument("--no-reload", action="store_true",
@@ -81,6 +84,8 @@ def run_cli(argv: Sequence[str]) -> int:
         settings = load_settings(find_config(args.config), host=args.host, port=args.port,
                                  database_url=args.database_url, n_jobs=args.n_jobs_per_worker,
                                  allowed_hosts=hosts, dev=args.command == "dev", cluster=cluster)
+        if args.studio is not None:
+            settings.http.studio = args.studio
         from stepgraph.server.app import create_app
 
         app = create_app(settings)
@@ -96,6 +101,12 @@ def run_cli(argv: Sequence[str]) -> int:
     db = settings.database_url or str(settings.default_db_path)
     print(f"stepgraph {args.command}: http://{settings.host}:{settings.port}  "
           f"(graphs: {', '.join(settings.graphs)}; database: {_redact(db)})", flush=True)
+    from stepgraph.server.ui_routes import studio_enabled
+
+    if studio_enabled(settings):
+        host = "127.0.0.1" if settings.host in ("0.0.0.0", "::", "") else settings.host
+        host = f"[{host}]" if ":" in host else host
+        print(f"studio: http://{host}:{settings.port}{settings.http.mount_prefix}/ui/", flush=True)
     extra = {"log_config": None} if log_format == "json" else {}
     uvicorn.run(app, host=settings.host, port=settings.port, log_level=args.log_level, access_log=False,
                 timeout_graceful_shutdown=5, **extra)

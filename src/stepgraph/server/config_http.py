@@ -69,6 +69,10 @@ class HttpSettings:
     middleware_order: str = "middleware_first"
     mount_prefix: str = ""
     configurable_headers: HeaderPatterns | None = None
+    studio: bool | None = None
+    """``http.studio``: serve the studio at ``/ui`` (``None``: in ``stepgraph dev`` only)."""
+    ui_disabled: bool = False
+    """``http.disable_ui: true``: no ``/ui`` at all (the studio off even in ``dev``)."""
 
 
 def _patterns(c: Any, key: str, values: list[str] | None) -> tuple[str, ...]:
@@ -91,6 +95,8 @@ def http_settings(c: Any, http: HttpConfig | None, check_ref: Any) -> HttpSettin
     if http.app is not None:
         out.app = check_ref(c, "http.app", http.app, "custom apps")
     out.enable_custom_route_auth = bool(http.enable_custom_route_auth)
+    out.studio = http.studio
+    out.ui_disabled = http.disable_ui is True
     if http.middleware_order is not None:
         out.middleware_order = http.middleware_order
     if http.app is None:

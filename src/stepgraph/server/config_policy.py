@@ -294,7 +294,7 @@ def _checkpointer(c: _Checker, config: Config) -> None:
 def _http(c: _Checker, http: HttpConfig) -> None:
     """The keys ``config_http`` does not decide."""
     if http.disable_ui is True:
-        c.notes.append("config key `http.disable_ui`: stepgraph serves no generative UI (/ui); nothing to disable")
+        c.notes.append("config key `http.disable_ui`: stepgraph serves no generative UI; the studio (/ui) is off")
     elif http.disable_ui is False:
         c.not_yet("http.disable_ui", "generative UI (/ui)", "remove http.disable_ui")
     logging_rules = http.logging_headers

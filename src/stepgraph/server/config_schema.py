@@ -76,6 +76,7 @@ class HttpConfig(_Model):
     disable_a2a: bool | None = None
     disable_meta: bool | None = None
     disable_ui: bool | None = None
+    studio: bool | None = None
     disable_webhooks: bool | None = None
     cors: CorsConfig | None = None
     configurable_headers: HeaderRules | None = None

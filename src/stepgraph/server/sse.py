@@ -17,7 +17,6 @@ from sse_starlette.sse import EventSourceResponse
 from starlette.responses import StreamingResponse
 
 from stepgraph.server.runtime.eventlog import RunLog
-from stepgraph.server.runtime.queue import RunQueue
 from stepgraph.server.serde import dumps
 
 __all__ = ["run_sse", "thread_sse", "wait_response"]
@@ -81,34 +80,29 @@ def wait_response(
 
 
 def thread_sse(
-    queue: RunQueue, thread_id: str, *, headers: dict[str, str], heartbeat: float,
+    runs: AsyncIterator[tuple[Any, bool] | None], *, headers: dict[str, str], heartbeat: float,
     modes: Collection[str] | None = None,
 ) -> EventSourceResponse:
     """SSE of every run of a thread, one after the other, until the client disconnects.
 
-    A run already running when the client connects is followed from that moment; runs
-    submitted later are followed from their start (their ``metadata`` event).
+    ``runs`` (``RunService.thread_runs``) yields each run's log with whether it is followed
+    live (a run already running when the client connected: from that moment) or from its
+    start (its ``metadata`` event), and ``None`` while no run comes (a heartbeat).
     """
 
     async def frames() -> AsyncIterator[bytes]:
-        incoming = queue.subscribe(thread_id)
         try:
-            backlog = [(job, job.started) for job in queue.active(thread_id)]
-            while True:
-                if backlog:
-                    job, live = backlog.pop(0)
-                else:
-                    try:
-                        job, live = await asyncio.wait_for(incoming.get(), heartbeat), False
-                    except TimeoutError:
-                        yield HEARTBEAT
-                        continue
-                async for event in job.log.follow(live=live, heartbeat=heartbeat):
+            async for item in runs:
+                if item is None:
+                    yield HEARTBEAT
+                    continue
+                log, live = item
+                async for event in log.follow(live=live, heartbeat=heartbeat):
                     if event is None:
                         yield HEARTBEAT
                     elif not modes or event.name in ("metadata", "error") or event.mode in modes:
                         yield event.frame(with_id=True)
         finally:
-            queue.unsubscribe(thread_id, incoming)
+            await runs.aclose()  # type: ignore[attr-defined]
 
     return EventSourceResponse(frames(), headers=headers, ping=0, sep="\r\n")

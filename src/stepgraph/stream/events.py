@@ -1,11 +1,16 @@
-"""The payloads of the ``updates``, ``tasks``, ``debug`` and ``checkpoints`` stream modes."""
+"""The payloads of the ``updates``, ``tasks``, ``debug`` and ``checkpoints`` stream modes.
+
+Each function returns ``(mode, payload)`` parts and emits nothing: the loop returns them
+as ``Emit`` effects for its driver (task calls, which run inside a task, stream theirs at
+once). Nothing here imports the engine: what a part needs from the run (a checkpoint's
+description, the state after a paused step) is computed by the loop and passed in."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from stepgraph.constants import ERROR, INTERRUPT, RETURN
+from stepgraph.constants import ERROR, INTERRUPT, MISSING, RETURN
 
 if TYPE_CHECKING:
     from stepgraph.engine.loop import RunLoop
@@ -83,42 +88,55 @@ def task_payload(task: Any) -> dict[str, Any]:
     return payload
 
 
-def task_start(loop: RunLoop, task: Task) -> None:
+Parts = list[tuple[str, Any]]
+"""``(mode, payload)`` pairs for the loop's namespace (the loop hands them to its driver)."""
+
+_NO_PARTS: Parts = []
+
+
+def task_start(loop: RunLoop, task: Task) -> Parts:
+    """The ``tasks``/``debug`` parts announcing ``task``."""
     modes = loop.sink.modes
     if "tasks" not in modes and "debug" not in modes:
-        return
+        return _NO_PARTS
     payload = task_payload(task)
-    loop.emit("tasks", payload)
-    loop.emit("debug", {"step": task.step, "timestamp": _now(), "type": "task", "payload": payload})
+    return [
+        ("tasks", payload),
+        ("debug", {"step": task.step, "timestamp": _now(), "type": "task", "payload": payload}),
+    ]
 
 
-def restored_results(loop: RunLoop, tasks: Any) -> None:
+def restored_results(loop: RunLoop, tasks: Any) -> Parts:
     """Tasks a resumed run does not rerun (their writes were saved): their updates again,
     marked ``cached``."""
     if "updates" not in loop.sink.modes:
-        return
-    for task in tasks:
-        if task.cached_done and task.writes and not task.node.hidden:
-            loop.emit("updates", {task.label or task.name: update_payload(loop, task),
-                                  "__metadata__": {"cached": True}})
+        return _NO_PARTS
+    return [
+        ("updates", {task.label or task.name: update_payload(loop, task),
+                     "__metadata__": {"cached": True}})
+        for task in tasks
+        if task.cached_done and task.writes and not task.node.hidden
+    ]
 
 
-def task_result(loop: RunLoop, task: Task) -> None:
+def task_result(loop: RunLoop, task: Task) -> Parts:
+    """The parts of a finished task: its update, its interrupt, its ``tasks`` result."""
     modes = loop.sink.modes
     if task.cached:
         if "updates" in modes:
-            loop.emit("updates", {task.name: update_payload(loop, task), "__metadata__": {"cached": True}})
-        return
+            return [("updates", {task.name: update_payload(loop, task), "__metadata__": {"cached": True}})]
+        return _NO_PARTS
+    out: Parts = []
     if "updates" in modes and task.error is None and not task.paused:
-        loop.emit("updates", {task.label or task.name: update_payload(loop, task)})
+        out.append(("updates", {task.label or task.name: update_payload(loop, task)}))
     elif task.paused and task.interrupts:
         # A subgraph paused at a breakpoint has no interrupts: the root says so at the end.
         if "updates" in modes:
-            loop.emit("updates", {INTERRUPT: tuple(task.interrupts)})
+            out.append(("updates", {INTERRUPT: tuple(task.interrupts)}))
         if "values" in modes and not isinstance(loop.stream_keys, str):
-            loop.emit("values", {**loop.read(loop.stream_keys), INTERRUPT: tuple(task.interrupts)})
+            out.append(("values", {**loop.read(loop.stream_keys), INTERRUPT: tuple(task.interrupts)}))
     if "tasks" not in modes and "debug" not in modes:
-        return
+        return out
     result: dict[str, Any] = {}
     for chan, value in task.writes:
         if chan == ERROR or chan not in loop.graph.stream_keyset:
@@ -138,19 +156,20 @@ def task_result(loop: RunLoop, task: Task) -> None:
         "result": result,
         "interrupts": [{"value": i.value, "id": i.id} for i in task.interrupts],
     }
-    loop.emit("tasks", payload)
-    loop.emit(
-        "debug", {"step": task.step, "timestamp": _now(), "type": "task_result", "payload": payload}
+    out.append(("tasks", payload))
+    out.append(
+        ("debug", {"step": task.step, "timestamp": _now(), "type": "task_result", "payload": payload})
     )
+    return out
 
 
 def call_result(loop: RunLoop, task: Task, value: Any = None, error: BaseException | None = None,
-                interrupts: Any = ()) -> None:
+                interrupts: Any = ()) -> Parts:
     """The ``tasks``/``debug`` result of a functional-API task call (its value under
     ``__return__``)."""
     modes = loop.sink.modes
     if "tasks" not in modes and "debug" not in modes:
-        return
+        return _NO_PARTS
     payload = {
         "id": task.id,
         "name": task.name,
@@ -158,7 +177,31 @@ def call_result(loop: RunLoop, task: Task, value: Any = None, error: BaseExcepti
         "result": {RETURN: value} if error is None and not interrupts else {},
         "interrupts": [{"value": i.value, "id": i.id} for i in interrupts],
     }
-    loop.emit("tasks", payload)
-    loop.emit(
-        "debug", {"step": task.step, "timestamp": _now(), "type": "task_result", "payload": payload}
-    )
+    return [
+        ("tasks", payload),
+        ("debug", {"step": task.step, "timestamp": _now(), "type": "task_result", "payload": payload}),
+    ]
+
+
+def interrupt_parts(modes: frozenset[str], values: Any, tasks: list[Task]) -> Parts:
+    """A root run stopping on an interrupt: ``values`` (``values`` is the state with the
+    finished tasks' writes applied on a copy, ``MISSING`` when they did not write to the
+    output) and, when no task left an interrupt (subgraphs paused at breakpoints), an empty
+    ``__interrupt__`` update. Each interrupt was streamed when its task stopped
+    (``task_result``)."""
+    out: Parts = []
+    if "values" in modes and values is not MISSING:
+        out.append(("values", values))
+    if "updates" in modes and not any(t.interrupts for t in tasks):
+        out.append(("updates", {INTERRUPT: ()}))
+    return out
+
+
+def checkpoint_parts(payload: dict[str, Any], ts: str) -> Parts:
+    """The ``checkpoints``/``debug`` parts of a checkpoint (``payload``: what
+    ``engine.snapshot.checkpoint_payload`` describes it as)."""
+    return [
+        ("checkpoints", payload),
+        ("debug", {"step": payload["metadata"].get("step"), "timestamp": ts, "type": "checkpoint",
+                   "payload": payload}),
+    ]

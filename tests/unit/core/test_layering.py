@@ -52,7 +52,7 @@ UPWARD_EXCEPTIONS: dict[tuple[str, str], str] = {
         "deprecated NodeInterrupt builds an Interrupt (types imports errors)",
 }
 
-FUNCTION_IMPORT_CEILING = 146  # 282 before the layering was cut (issue 13)
+FUNCTION_IMPORT_CEILING = 153  # 282 before the layering was cut (issue 13)
 
 
 @dataclass

@@ -55,3 +55,38 @@ def test_default_runtime_does_nothing() -> None:
     DEFAULT_RUNTIME.heartbeat()
     DEFAULT_RUNTIME.stream_writer("ignored")
     assert DEFAULT_RUNTIME.control is None and DEFAULT_RUNTIME.server_info is None
+
+
+def test_idempotency_key_is_stable_across_a_retried_step() -> None:
+    from typing import TypedDict
+
+    from stepgraph.checkpoint.memory import InMemorySaver
+    from stepgraph.graph import END, START, StateGraph
+
+    class S(TypedDict):
+        n: int
+
+    keys: list[str] = []
+
+    def step(state: S, runtime: Runtime) -> dict[str, int]:
+        keys.append(runtime.execution_info.idempotency_key)
+        if state["n"] == 1 and len(keys) == 2:
+            raise RuntimeError("the step fails once")
+        return {"n": state["n"] + 1}
+
+    builder = StateGraph(S)
+    builder.add_node("step", step)
+    builder.add_edge(START, "step")
+    builder.add_conditional_edges("step", lambda s: END if s["n"] >= 3 else "step")
+    graph = builder.compile(checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "t-key"}}
+    with pytest.raises(RuntimeError):
+        graph.invoke({"n": 0}, config)
+    graph.invoke(None, config)  # resumes the failed step from its checkpoint
+    assert len(keys) == 4 and keys[1] == keys[2]  # the retried step kept its key
+    assert len(set(keys)) == 3
+    checkpoints = {c.config["configurable"]["checkpoint_id"] for c in graph.checkpointer.list(config)}
+    for key in keys:
+        thread, checkpoint, task = key.split(":")
+        assert thread == "t-key" and checkpoint in checkpoints and task
+    assert ExecutionInfo(task_id="x").idempotency_key == "::x"

@@ -17,6 +17,7 @@ import asyncio
 import contextlib
 import logging
 import time
+from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 from stepgraph.server.cluster.docsql import delete_doc, lock_thread, set_status, update_run
@@ -50,6 +51,7 @@ class ClusterRunService(RunService):
         self.pool = pool
         self.listener = listener
         self.pg_events = pg_events
+        self._detached: set[asyncio.Task[None]] = set()
 
     @property
     def _events(self) -> SharedEventLog:
@@ -58,12 +60,11 @@ class ClusterRunService(RunService):
     # -- admission ----------------------------------------------------------------------------
     async def _admit(self, req: RunRequest, assistant: dict[str, Any], thread_id: str, temporary: bool,
                      run_id: str, auth: RequestAuth | None, protocol: str | None,
-                     headers: dict[str, str] | None = None) -> RunJob:
+                     headers: dict[str, str] | None = None, answers: list[str] | None = None) -> RunJob:
         from stepgraph.server.cluster.docsql import put_doc
 
-        run = self._run_doc(req, assistant, thread_id, temporary, run_id=run_id, auth=auth, headers=headers)
-        if protocol is not None:
-            run["kwargs"]["protocol"] = protocol
+        run = self._run_doc(req, assistant, thread_id, temporary, run_id=run_id, auth=auth, headers=headers,
+                            protocol=protocol, answers=answers)
         meta_event = dumps({"run_id": run_id, "attempt": 1})
         docs = self.ctx.backend.docs
         async with self.pool.connection() as conn, conn.transaction():
@@ -130,6 +131,67 @@ class ClusterRunService(RunService):
             if row is None or row[0] == "done":
                 return row
             await self.listener.wait("sg_done", run_id, 1.0)
+
+    # -- views of the thread's runs, from the queue table (any process) ------------------------
+    async def active_runs(self, thread_id: str) -> list[dict[str, Any]]:
+        """The thread's pending and running runs in any process: the running one first, then
+        the waiting ones in the order they will be claimed."""
+        async with self.pool.connection() as conn:
+            rows = await (await conn.execute(
+                "SELECT run_id, status FROM sg_run_queue WHERE thread_id = %s AND status IN ('pending', 'running')"
+                " ORDER BY status = 'running' DESC, priority, not_before, seq", (thread_id,))).fetchall()
+        out = []
+        for run_id, status in rows:
+            run = await self.ctx.runs.find(run_id)
+            if run is not None:
+                out.append({**run, "status": "running" if status == "running" else run.get("status", "pending")})
+        return out
+
+    async def busy(self, thread_id: str) -> bool:
+        async with self.pool.connection() as conn:
+            row = await (await conn.execute(
+                "SELECT 1 FROM sg_run_queue WHERE thread_id = %s AND status IN ('pending', 'running') LIMIT 1",
+                (thread_id,))).fetchone()
+        return row is not None
+
+    async def thread_runs(self, thread_id: str, heartbeat: float) -> AsyncIterator[tuple[Any, bool] | None]:
+        """The thread's runs from the queue table, wherever they are created or executed:
+        first the active ones, then each run admitted later (``seq`` above the highest seen),
+        found on ``NOTIFY sg_wake`` or by polling every second."""
+        async with self.pool.connection() as conn:
+            rows = await (await conn.execute(
+                "SELECT run_id, status, seq FROM sg_run_queue WHERE thread_id = %s AND status IN ('pending', 'running')"
+                " ORDER BY status = 'running' DESC, priority, not_before, seq", (thread_id,))).fetchall()
+            top = await (await conn.execute("SELECT COALESCE(MAX(seq), 0) FROM sg_run_queue WHERE thread_id = %s",
+                                            (thread_id,))).fetchone()
+        last = int(top[0]) if top else 0
+        for run_id, status, _ in rows:
+            run = await self.ctx.runs.find(run_id)
+            if run is not None:
+                yield self._reader(run), status == "running"
+        quiet_since = time.monotonic()
+        while True:
+            async with self.pool.connection() as conn:
+                rows = await (await conn.execute(
+                    "SELECT run_id, seq FROM sg_run_queue WHERE thread_id = %s AND seq > %s ORDER BY seq",
+                    (thread_id, last))).fetchall()
+            for run_id, seq in rows:
+                last = max(last, int(seq))
+                run = await self.ctx.runs.find(run_id)
+                if run is not None:
+                    yield self._reader(run), False
+            if rows:
+                quiet_since = time.monotonic()
+                continue
+            await self.listener.wait("sg_wake", "", min(1.0, heartbeat))
+            if time.monotonic() - quiet_since >= heartbeat:
+                quiet_since = time.monotonic()
+                yield None
+
+    def cancel_detached(self, run_id: str, action: str = "interrupt") -> None:
+        task = asyncio.get_running_loop().create_task(self.cancel_quietly(run_id, action))
+        self._detached.add(task)
+        task.add_done_callback(self._detached.discard)
 
     # -- cancel / join ------------------------------------------------------------------------
     async def cancel(self, thread_id: str | None, run_id: str, *, action: str = "interrupt", wait: bool = False) -> None:
@@ -209,6 +271,7 @@ class ClusterRunService(RunService):
                 await asyncio.wait_for(self.wait_done(run_id), max(0.1, deadline - time.monotonic()))
         await self.ctx.backend.saver.adelete_thread(thread_id)
         await self.ctx.runs.delete_thread(thread_id)
+        await self.ctx.crons.delete_thread(thread_id)
         await self.ctx.threads.delete(thread_id)
         async with self.pool.connection() as conn:
             await conn.execute("DELETE FROM sg_run_queue WHERE thread_id = %s AND status = 'done'", (thread_id,))

@@ -11,6 +11,15 @@ readers wake on ``NOTIFY sg_events``. The end of a run's events is an entry name
 
 Publishing never fails a run: an unreachable Redis delays the events (retried in order)
 and drops them after ``give_up`` seconds, the run itself goes on.
+
+Publishing is fenced by the lease epoch like every other write of a run: a worker appends
+with its epoch, and the store refuses the batch (``StaleEpoch``) once the run's stream
+belongs to a later epoch. With Redis the stream's fence key holds the highest epoch seen
+(raised by each new holder's first append, and by the reaper to ``epoch + 1`` as soon as it
+takes an expired lease back); in Postgres-only mode the batch is inserted only while the
+run's queue row still has that epoch and is not back in the queue. A zombie worker (frozen
+past its lease, then resumed) therefore adds nothing to a stream another worker continues:
+its publisher stops and its local run is stopped as a lost lease.
 """
 
 from __future__ import annotations
@@ -26,7 +35,7 @@ from typing import Any
 
 from stepgraph.server.runtime.eventlog import Event, EventLog, RunLog
 
-__all__ = ["PgEvents", "PublishingRunLog", "RedisEvents", "SharedEventLog", "StreamReader"]
+__all__ = ["PgEvents", "PublishingRunLog", "RedisEvents", "SharedEventLog", "StaleEpoch", "StreamReader"]
 
 logger = logging.getLogger("stepgraph.server")
 
@@ -34,12 +43,20 @@ END = "__end__"
 _STOP = object()
 
 
+class StaleEpoch(RuntimeError):  # noqa: N818 - the name says what happened
+    """The run's stream belongs to a later lease epoch: this worker's events are refused."""
+
+
 class EventStore(ABC):
     """Where the events of runs are kept for every process."""
 
     @abstractmethod
-    async def append(self, run_id: str, items: list[tuple[str, bytes]]) -> None:
-        """Append events in order (``END`` as the name ends the stream)."""
+    async def append(self, run_id: str, items: list[tuple[str, bytes]], epoch: int | None = None) -> None:
+        """Append events in order (``END`` as the name ends the stream); with ``epoch``, only
+        while the run's stream is not fenced to a later epoch (else ``StaleEpoch``)."""
+
+    async def fence(self, run_id: str, epoch: int) -> None:  # noqa: B027 - optional
+        """Refuse appends of epochs below ``epoch`` from now on (the reaper's hint)."""
 
     @abstractmethod
     async def read(self, run_id: str, after: tuple[int, int] | None, count: int,
@@ -60,6 +77,26 @@ def _key_of(entry_id: str | bytes) -> tuple[int, int]:
     return (int(ms), int(seq or 0))
 
 
+_APPEND_LUA = """
+if ARGV[1] ~= '' then
+  local cur = tonumber(redis.call('GET', KEYS[2]) or '0')
+  local mine = tonumber(ARGV[1])
+  if cur > mine then return -1 end
+  if mine > cur then redis.call('SET', KEYS[2], ARGV[1], 'EX', ARGV[2]) end
+end
+for i = 3, #ARGV, 2 do redis.call('XADD', KEYS[1], '*', 'n', ARGV[i], 'd', ARGV[i + 1]) end
+redis.call('EXPIRE', KEYS[1], ARGV[2])
+return 1
+"""
+"""One batch of a run's events, appended atomically unless the stream's fence is higher."""
+
+_FENCE_LUA = """
+local cur = tonumber(redis.call('GET', KEYS[1]) or '0')
+if tonumber(ARGV[1]) > cur then redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2]) end
+return 1
+"""
+
+
 class RedisEvents(EventStore):
     """Redis Streams (redis-py's asyncio client)."""
 
@@ -75,13 +112,18 @@ class RedisEvents(EventStore):
     def key(self, run_id: str) -> str:
         return f"{self.prefix}run:{run_id}"
 
-    async def append(self, run_id: str, items: list[tuple[str, bytes]]) -> None:
-        key = self.key(run_id)
-        async with self.client.pipeline(transaction=False) as pipe:
-            for name, data in items:
-                pipe.xadd(key, {"n": name, "d": data})
-            pipe.expire(key, self.retention if any(n == END for n, _ in items) else max(self.retention, 86400))
-            await pipe.execute()
+    async def append(self, run_id: str, items: list[tuple[str, bytes]], epoch: int | None = None) -> None:
+        ttl = self.retention if any(n == END for n, _ in items) else max(self.retention, 86400)
+        args: list[Any] = ["" if epoch is None else str(epoch), str(ttl)]
+        for name, data in items:
+            args += [name, data]
+        done = await self.client.eval(_APPEND_LUA, 2, self.key(run_id), f"{self.prefix}fence:{run_id}", *args)
+        if int(done) < 0:
+            raise StaleEpoch(f"run {run_id}: the events of lease epoch {epoch} were refused (stream fenced)")
+
+    async def fence(self, run_id: str, epoch: int) -> None:
+        await self.client.eval(_FENCE_LUA, 1, f"{self.prefix}fence:{run_id}", str(epoch),
+                               str(max(self.retention, 86400)))
 
     async def read(self, run_id: str, after: tuple[int, int] | None, count: int, block: float) -> list[Event]:
         start = "0-0" if after is None else f"{max(after[0], 0)}-{max(after[1], 0)}"
@@ -110,8 +152,13 @@ class PgEvents(EventStore):
         self.pool = pool
         self._wait_for = wait_for
 
-    async def append(self, run_id: str, items: list[tuple[str, bytes]]) -> None:
+    async def append(self, run_id: str, items: list[tuple[str, bytes]], epoch: int | None = None) -> None:
         async with self.pool.connection() as conn, conn.transaction(), conn.cursor() as cur:
+            if epoch is not None:
+                await cur.execute("SELECT 1 FROM sg_run_queue WHERE run_id = %s AND lease_epoch = %s"
+                                  " AND status <> 'pending' FOR SHARE", (run_id, epoch))
+                if await cur.fetchone() is None:
+                    raise StaleEpoch(f"run {run_id}: the events of lease epoch {epoch} were refused (lease moved on)")
             await cur.executemany("INSERT INTO sg_run_events (run_id, name, data) VALUES (%s, %s, %s)",
                                   [(run_id, n, d) for n, d in items])
             await cur.execute("SELECT pg_notify('sg_events', %s)", (run_id,))
@@ -143,15 +190,21 @@ class PgEvents(EventStore):
 class Publisher:
     """Forwards one run's events to the store in order, in batches, retrying failures."""
 
-    def __init__(self, store: EventStore, run_id: str, *, give_up: float = 120.0) -> None:
+    def __init__(self, store: EventStore, run_id: str, *, give_up: float = 120.0, epoch: int | None = None,
+                 on_stale: Callable[[int], None] | None = None) -> None:
         self.store = store
         self.run_id = run_id
         self.give_up = give_up
+        self.epoch = epoch
+        self.on_stale = on_stale
+        """Called with the number of events dropped when the store refuses this epoch."""
+        self.stale = False
         self._queue: asyncio.Queue[Any] = asyncio.Queue()
         self.task = asyncio.get_running_loop().create_task(self._run(), name=f"publish-{run_id}")
 
     def push(self, name: str, data: bytes) -> None:
-        self._queue.put_nowait((name, data))
+        if not self.stale:
+            self._queue.put_nowait((name, data))
 
     def finish(self, *, end: bool) -> None:
         """No more events: write the end marker (``end``) or just stop (a lost lease)."""
@@ -168,17 +221,31 @@ class Publisher:
             if stop:
                 items = items[: next(i for i, b in enumerate(batch) if b is _STOP)]
             if items:
-                await self._write(items)
+                try:
+                    await self._write(items)
+                except StaleEpoch as exc:
+                    self._went_stale(len(items), exc)
+                    return
             if stop:
                 return
+
+    def _went_stale(self, dropped: int, exc: StaleEpoch) -> None:
+        self.stale = True
+        while not self._queue.empty():
+            dropped += self._queue.get_nowait() is not _STOP
+        logger.warning("%s; %d event(s) dropped", exc, dropped)
+        if self.on_stale is not None:
+            self.on_stale(dropped)
 
     async def _write(self, items: list[tuple[str, bytes]]) -> None:
         deadline = time.monotonic() + self.give_up
         delay = 0.05
         while True:
             try:
-                await self.store.append(self.run_id, items)
+                await self.store.append(self.run_id, items, self.epoch)
                 return
+            except StaleEpoch:
+                raise
             except Exception as exc:  # noqa: BLE001 - the stream must never fail the run
                 if time.monotonic() > deadline:
                     logger.error("run %s: dropping %d event(s): %s", self.run_id, len(items), exc)
@@ -277,9 +344,12 @@ class SharedEventLog(EventLog):
         self.max_bytes = max_bytes
         self._logs: dict[str, PublishingRunLog] = {}
 
-    def open(self, run_id: str, *, resumable: bool) -> RunLog:
+    def open(self, run_id: str, *, resumable: bool, epoch: int | None = None,
+             on_stale: Callable[[int], None] | None = None) -> RunLog:
+        """The log of a run executed here; its events are published with lease ``epoch``
+        (``on_stale(dropped)`` when the store refuses that epoch)."""
         log = PublishingRunLog(run_id, resumable, self.max_bytes)
-        log.publisher = Publisher(self.store, run_id)
+        log.publisher = Publisher(self.store, run_id, epoch=epoch, on_stale=on_stale)
         self._logs[run_id] = log
         return log
 

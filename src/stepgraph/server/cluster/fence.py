@@ -21,8 +21,9 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-from stepgraph.checkpoint._flows import Flow, R, adrive, aexecute
+from stepgraph.checkpoint._flows import Flow, R
 from stepgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+from stepgraph.server.cluster.retry import ReplayableFlow, retrying
 from stepgraph.server.cluster.schema import bump_counter
 
 __all__ = ["FENCE_SQL", "FencedPostgresSaver", "Lease", "LeaseLost", "current_lease"]
@@ -85,20 +86,21 @@ class FencedPostgresSaver(AsyncPostgresSaver):
     """``AsyncPostgresSaver`` whose writes for a leased run are conditional on the lease."""
 
     async def _atransact(self, flow: Flow[R], write: bool) -> R:
+        """One transaction for ``flow`` (fenced when a leased run writes), run again on a fresh
+        connection when the database connection is lost (a PostgreSQL restart): saver
+        writes are upserts, so a transaction replayed after it did commit changes nothing."""
         lease = current_lease.get()
-        if not write or lease is None:
-            return await super()._atransact(flow, write)
         if self.loop is None:
             self.loop = asyncio.get_running_loop()
+        replay = ReplayableFlow(flow)
+        fenced = write and lease is not None
+        deadline = lease.ttl * 2 if lease is not None else 30.0
         try:
-            async with (
-                self._connection() as conn,
-                conn.transaction(),
-                conn.cursor(row_factory=self._psycopg.rows.tuple_row) as cursor,
-            ):
-                action = await check_fence(cursor, lease)
-                result = await adrive(flow, partial(aexecute, cursor))
+            return await retrying(partial(self._attempt, replay, lease if fenced else None), what="checkpoint write"
+                                  if write else "checkpoint read", deadline=deadline,
+                                  give_up=lambda: lease is not None and lease.lost)
         except LeaseLost:
+            assert lease is not None
             logger.warning("run %s: a checkpoint write of stale lease epoch %d was refused",
                            lease.run_id, lease.epoch)
             lease.mark_lost()
@@ -106,6 +108,17 @@ class FencedPostgresSaver(AsyncPostgresSaver):
                 with contextlib.suppress(Exception):
                     await bump_counter(self.conn, "stale_writes_refused")
             raise
-        if action:
+
+    async def _attempt(self, replay: ReplayableFlow[R], lease: Lease | None) -> R:
+        action = None
+        async with (
+            self._connection() as conn,
+            conn.transaction(),
+            conn.cursor(row_factory=self._psycopg.rows.tuple_row) as cursor,
+        ):
+            if lease is not None:
+                action = await check_fence(cursor, lease)
+            result = await replay.drive(cursor)
+        if action and lease is not None:
             lease.on_cancel(action)
         return result

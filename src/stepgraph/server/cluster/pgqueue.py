@@ -12,6 +12,7 @@
 - **Reaper** (every process, every ``reaper`` s): runs whose lease expired go back to
   ``pending`` (first of their thread); the next claim resumes them from their last
   committed step, or fails them once ``max_attempts`` executions in a row committed nothing.
+  The reaper also fences the run's event stream to the next epoch (``on_reaped``).
 - **Cancel** reaches the worker by ``NOTIFY sg_cancel`` (fast path) and by the run's row,
   read at every heartbeat and step commit (authoritative).
 
@@ -61,7 +62,7 @@ RETURNING q.run_id, q.thread_id, q.lease_epoch, q.attempt, q.cancel_action
 _HEARTBEAT = (f"UPDATE sg_run_queue SET lease_expires = {NOW} + %s WHERE run_id = %s AND lease_epoch = %s"
               " AND status = 'running' RETURNING cancel_action")
 _REAP = (f"UPDATE sg_run_queue SET status = 'pending', priority = 0, lease_owner = NULL"
-         f" WHERE status = 'running' AND lease_expires < {NOW} RETURNING run_id, lease_owner, attempt")
+         f" WHERE status = 'running' AND lease_expires < {NOW} RETURNING run_id, lease_owner, attempt, lease_epoch")
 _RELEASE = ("UPDATE sg_run_queue SET status = 'pending', priority = 0, lease_owner = NULL"
             " WHERE run_id = %s AND lease_epoch = %s AND status = 'running'")
 
@@ -84,6 +85,8 @@ class ClusterRunQueue(RunQueue):
         self._wake = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
         self._closing = False
+        self.on_reaped: Callable[[str, int], Awaitable[None]] | None = None
+        """Called for each run taken back, with the epoch that lost it (set by ``wiring``)."""
         self.starter: Starter | None = None
         """Turns a claimed row into a job (set by ``wiring``: reads the run, settles edge cases)."""
         listener.on("sg_wake", lambda _: self._wake.set())
@@ -138,7 +141,7 @@ class ClusterRunQueue(RunQueue):
         task.add_done_callback(lambda t: self._tasks.remove(t) if t in self._tasks else None)
 
     def subscribe(self, thread_id: str) -> asyncio.Queue[RunJob]:
-        return asyncio.Queue()  # a thread-wide stream across processes is not offered in a cluster
+        return asyncio.Queue()  # unused: the thread-wide stream reads the queue table (ClusterRunService)
 
     def unsubscribe(self, thread_id: str, queue: asyncio.Queue[RunJob]) -> None:
         return None
@@ -279,6 +282,8 @@ class ClusterRunQueue(RunQueue):
             rows = await (await conn.execute(_REAP)).fetchall()
             if rows:
                 await conn.execute("SELECT pg_notify('sg_wake', '')")
-        for run_id, _, attempt in rows:
+        for run_id, _, attempt, epoch in rows:
             logger.warning("run %s: lease expired (attempt %d); back in the queue", run_id, attempt)
+            if self.on_reaped is not None:
+                await self.on_reaped(run_id, int(epoch))
         return len(rows)

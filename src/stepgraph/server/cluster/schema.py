@@ -7,7 +7,8 @@ the database (the partial unique index ``sg_run_queue_one_running``), not a chec
 Python. Times are epoch seconds from the database's clock (``clock_timestamp()``), so the
 machines of a cluster need not agree on the time for leases. ``progress`` is the last
 checkpoint a claim found for the run and ``stalls`` how many executions in a row ended
-without committing a step (``max_attempts`` of them fail the run).
+without committing a step (``max_attempts`` of them fail the run). ``sg_run_events`` and
+``sg_thread_events`` hold the run streams and the v3 thread logs in Postgres-only mode.
 """
 
 from __future__ import annotations
@@ -38,6 +39,9 @@ _DDL = (
     " created_at DOUBLE PRECISION NOT NULL DEFAULT extract(epoch from clock_timestamp()))",
     "CREATE INDEX IF NOT EXISTS sg_run_events_run ON sg_run_events (run_id, seq)",
     "CREATE TABLE IF NOT EXISTS sg_cluster_counters (name TEXT PRIMARY KEY, n BIGINT NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS sg_thread_events ("
+    " thread_id TEXT NOT NULL, seq BIGINT NOT NULL, method TEXT NOT NULL, ns TEXT NOT NULL, name TEXT,"
+    " frame BYTEA NOT NULL, PRIMARY KEY (thread_id, seq))",
 )
 
 

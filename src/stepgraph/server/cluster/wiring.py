@@ -11,6 +11,7 @@ from stepgraph.server.cluster.fence import FencedPostgresSaver
 from stepgraph.server.cluster.notify import Listener
 from stepgraph.server.cluster.pgqueue import ClusterRunQueue
 from stepgraph.server.cluster.schema import setup_cluster_schema
+from stepgraph.server.cluster.threadlogs import PgThreadEvents, RedisThreadEvents, SharedThreadLogs
 from stepgraph.server.cluster.worker import ClusterExecutor
 
 if TYPE_CHECKING:
@@ -25,14 +26,17 @@ logger = logging.getLogger("stepgraph.server")
 class ClusterParts:
     """What ``start_cluster`` started, to stop at shutdown."""
 
-    def __init__(self, listener: Listener, events: SharedEventLog, queue: ClusterRunQueue) -> None:
+    def __init__(self, listener: Listener, events: SharedEventLog, queue: ClusterRunQueue,
+                 thread_logs: SharedThreadLogs) -> None:
         self.listener = listener
         self.events = events
         self.queue = queue
+        self.thread_logs = thread_logs
 
     async def stop(self) -> None:
         await self.queue.shutdown()
         await self.events.drain()
+        await self.thread_logs.drain()
         await self.listener.stop()
         await self.events.store.close()
 
@@ -51,17 +55,29 @@ async def start_cluster(ctx: ServerContext, opts: ClusterOptions, *, n_jobs: int
     listener.start()
     if opts.redis_url:
         store: Any = RedisEvents(opts.redis_url, prefix=opts.prefix, retention=opts.stream_retention)
+        thread_store: Any = RedisThreadEvents(store.client, opts.prefix)
     else:
         store = PgEvents(pool, lambda run_id, timeout: listener.wait("sg_events", run_id, timeout))
+        thread_store = PgThreadEvents(pool, lambda key, timeout: listener.wait("sg_events", key, timeout))
     events = SharedEventLog(store, max_bytes=ctx.limits.run_log_bytes)
     ctx.events = events
+    ctx.thread_logs = SharedThreadLogs(thread_store, max_bytes=ctx.limits.thread_log_bytes,
+                                       total_bytes=ctx.limits.thread_logs_bytes)
     executor = ClusterExecutor(ctx, pool)
     queue = ClusterRunQueue(ctx, pool, listener, opts, executor, n_jobs=n_jobs)
     queue.starter = executor.start
+
+    async def fence_events(run_id: str, lost_epoch: int) -> None:
+        try:  # best effort: the next holder's first append raises the fence too
+            await store.fence(run_id, lost_epoch + 1)
+        except Exception as exc:  # noqa: BLE001 - Redis away
+            logger.warning("run %s: its event stream could not be fenced: %s", run_id, exc)
+
+    queue.on_reaped = fence_events
     ctx.queue = queue
     ctx.service = ClusterRunService(ctx, pool, listener, pg_events=not opts.redis_url)
     queue.start()
     logger.info("cluster role %s: lease %.1f s, heartbeat %.1f s, reaper %.1f s, events in %s, %s",
                 opts.role, opts.lease_ttl, opts.heartbeat, opts.reaper,
                 "Redis" if opts.redis_url else "Postgres", f"{n_jobs} job(s)" if opts.executes else "no jobs")
-    return ClusterParts(listener, events, queue)
+    return ClusterParts(listener, events, queue, ctx.thread_logs)

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from stepgraph.server.checkpoints import drop_run_checkpoints
 from stepgraph.server.cluster.docsql import delete_doc, set_status, update_run
 from stepgraph.server.cluster.fence import Lease, LeaseLost, check_fence
+from stepgraph.server.cluster.retry import retrying
 from stepgraph.server.cluster.schema import bump_counter
 from stepgraph.server.runtime.executor import RunExecutor
 from stepgraph.server.runtime.queue import RunJob
@@ -53,9 +54,11 @@ class ClusterExecutor(RunExecutor):
     # -- fenced writes ------------------------------------------------------------------------
     async def fenced(self, lease: Lease, *, change: Any = None, delete: bool = False,
                      result: bytes | None = None) -> bool:
-        """Change (or delete) the run's record if the lease still holds; whether it did."""
+        """Change (or delete) the run's record if the lease still holds; whether it did.
+        Retried on a lost connection (the fence makes a replay harmless)."""
         docs = self.ctx.backend.docs
-        try:
+
+        async def write() -> None:
             async with self.pool.connection() as conn, conn.transaction(), conn.cursor() as cur:
                 await check_fence(cur, lease)
                 if delete:
@@ -65,6 +68,9 @@ class ClusterExecutor(RunExecutor):
                 if result is not None:
                     await conn.execute("UPDATE sg_run_queue SET result = %s WHERE run_id = %s",
                                        (result.decode(), lease.run_id))
+
+        try:
+            await retrying(write, what=f"run {lease.run_id}: final status", deadline=lease.ttl * 2)
         except LeaseLost:
             logger.warning("run %s: the final status of stale lease epoch %d was refused",
                            lease.run_id, lease.epoch)
@@ -73,16 +79,32 @@ class ClusterExecutor(RunExecutor):
         return True
 
     async def mark_done(self, lease: Lease) -> None:
-        async with self.pool.connection() as conn, conn.transaction():
-            await conn.execute(_DONE, (lease.run_id, lease.epoch))
-            await conn.execute("SELECT pg_notify('sg_done', %s), pg_notify('sg_wake', '')", (lease.run_id,))
+        async def done() -> None:
+            async with self.pool.connection() as conn, conn.transaction():
+                await conn.execute(_DONE, (lease.run_id, lease.epoch))
+                await conn.execute("SELECT pg_notify('sg_done', %s), pg_notify('sg_wake', '')", (lease.run_id,))
+
+        await retrying(done, what=f"run {lease.run_id}: done", deadline=lease.ttl * 2)
+
+    async def refresh(self, lease: Lease, **kwargs: Any) -> None:
+        """``ctx.refresh_thread`` retried on a lost connection (it only rewrites the thread's record)."""
+        await retrying(lambda: self.ctx.refresh_thread(lease.thread_id, **kwargs),
+                       what=f"thread {lease.thread_id}: status", deadline=lease.ttl * 2)
+
+    async def mark_running(self, job: RunJob) -> None:
+        lease: Lease = job.lease  # type: ignore[attr-defined]
+        base = super().mark_running
+        await retrying(lambda: base(job), what=f"run {job.run_id}: running", deadline=lease.ttl * 2)
 
     async def _pending_on(self, thread_id: str) -> bool:
-        async with self.pool.connection() as conn:
-            row = await (await conn.execute(
-                "SELECT 1 FROM sg_run_queue WHERE thread_id = %s AND status = 'pending' LIMIT 1",
-                (thread_id,))).fetchone()
-        return row is not None
+        async def look() -> bool:
+            async with self.pool.connection() as conn:
+                row = await (await conn.execute(
+                    "SELECT 1 FROM sg_run_queue WHERE thread_id = %s AND status = 'pending' LIMIT 1",
+                    (thread_id,))).fetchone()
+            return row is not None
+
+        return await retrying(look, what=f"thread {thread_id}: queue")
 
     # -- start --------------------------------------------------------------------------------
     async def start(self, row: dict[str, Any], lease: Lease) -> RunJob | None:
@@ -103,7 +125,7 @@ class ClusterExecutor(RunExecutor):
                                f"a step (max_attempts {limit}), giving up")
             if await self.fenced(lease, change=set_status("error", error=error),
                                  result=dumps({"__error__": error})):
-                await ctx.refresh_thread(lease.thread_id, status="error", error=error)
+                await self.refresh(lease, status="error", error=error)
                 await self.mark_done(lease)
             logger.warning("run %s failed: %s", lease.run_id, error["message"])
             return None
@@ -118,10 +140,23 @@ class ClusterExecutor(RunExecutor):
         if isinstance(metadata, dict):
             metadata["run_attempt"] = lease.attempt
             metadata["lease_epoch"] = lease.epoch
-        log = ctx.events.open(lease.run_id, resumable=bool(kwargs.get("resumable")))
+        if kwargs.get("protocol") == "v3":  # its seq continue where the thread's previous run stopped
+            try:
+                await ctx.thread_logs.prepare(lease.thread_id)  # type: ignore[attr-defined]
+            except Exception as exc:  # noqa: BLE001 - the store is away: numbering may restart
+                logger.warning("thread %s: its shared v3 log could not be read: %s", lease.thread_id, exc)
+        log = ctx.events.open(lease.run_id, resumable=bool(kwargs.get("resumable")),  # type: ignore[call-arg]
+                              epoch=lease.epoch, on_stale=lambda dropped: self._stale_events(lease, dropped))
         if lease.attempt > 1:
             log.append("metadata", dumps({"run_id": lease.run_id, "attempt": lease.attempt}))
         return RunJob(run=run, log=log, temporary=bool(kwargs.get("temporary")))
+
+    def _stale_events(self, lease: Lease, dropped: int) -> None:
+        """The event store refused this lease's events: the run is another worker's now."""
+        lease.mark_lost()
+        task = asyncio.get_running_loop().create_task(bump_counter(self.pool, "stale_events_refused", dropped))
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
 
     async def _stalls(self, run: dict[str, Any], lease: Lease) -> int:
         """Executions in a row that ended without committing a step (counted at each claim):
@@ -146,7 +181,7 @@ class ClusterExecutor(RunExecutor):
                 await drop_run_checkpoints(ctx.backend.saver, lease.thread_id, lease.run_id)
         elif not await self.fenced(lease, change=set_status("interrupted")):
             return
-        await ctx.refresh_thread(lease.thread_id)
+        await self.refresh(lease)
         await self.mark_done(lease)
 
     # -- finish -------------------------------------------------------------------------------
@@ -164,15 +199,15 @@ class ClusterExecutor(RunExecutor):
                 ok = await self.fenced(lease, delete=True)
                 if ok:
                     await drop_run_checkpoints(ctx.backend.saver, job.thread_id, job.run_id)
-                    await ctx.refresh_thread(job.thread_id)
+                    await self.refresh(lease)
                     job.result = None
             else:
                 extra = {"error": error} if error is not None else {}
                 ok = await self.fenced(lease, change=set_status(status, **extra), result=dumps(job.result))
                 if ok:
                     queued = await self._pending_on(job.thread_id)
-                    await ctx.refresh_thread(job.thread_id, status="busy" if queued else "error" if error else None,
-                                             error=error, graph=graph)
+                    await self.refresh(lease, status="busy" if queued else "error" if error else None,
+                                       error=error, graph=graph)
             if ok:
                 job.status = status
                 if job.temporary:

@@ -58,9 +58,7 @@ def _cancel_on_disconnect(request: Request, run_id: str, wanted: bool):  # noqa:
     ctx = ctx_of(request)
 
     def cancel() -> None:
-        job = ctx.queue.job(run_id)
-        if job is not None:
-            ctx.queue.cancel(job, "interrupt")
+        ctx.service.cancel_detached(run_id, "interrupt")
 
     return cancel
 
@@ -157,7 +155,8 @@ async def thread_stream(request: Request, query: ThreadStreamQuery) -> Response:
     ctx = ctx_of(request)
     thread_id = request.path_params["thread_id"]
     await thread_for(request, "read", thread_id)
-    return thread_sse(ctx.queue, thread_id, headers={}, heartbeat=ctx.settings.heartbeat,
+    heartbeat = ctx.settings.heartbeat
+    return thread_sse(ctx.service.thread_runs(thread_id, heartbeat), headers={}, heartbeat=heartbeat,
                       modes=_modes(query.stream_mode))
 
 

@@ -83,7 +83,7 @@ async def update_state(request: Request, body: StateUpdate) -> Response:
     thread = await thread_for(request, "read", thread_id)
     if allowed is not None and await ctx.threads.find(thread_id, allowed) is None:
         raise ApiError(403, "Forbidden")
-    if ctx.queue.active(thread["thread_id"]):
+    if await ctx.service.busy(thread["thread_id"]):
         raise ApiError(409, "Thread is busy: wait for its runs to finish before updating its state.")
     graph = await ctx.thread_graph(thread)
     config = _config(thread["thread_id"], as_dict(body.checkpoint), body.checkpoint_id)

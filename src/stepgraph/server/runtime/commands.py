@@ -115,11 +115,11 @@ async def _pending_interrupts(ctx: ServerContext, thread: dict[str, Any]) -> dic
     return found
 
 
-def _claimed(ctx: ServerContext, thread_id: str) -> set[str]:
+async def _claimed(ctx: ServerContext, thread_id: str) -> set[str]:
     """Interrupt ids already answered by a run that is queued or running on the thread."""
     out: set[str] = set()
-    for job in ctx.queue.active(thread_id):
-        out.update(job.run["kwargs"].get("answers") or ())
+    for run in await ctx.service.active_runs(thread_id):
+        out.update(run["kwargs"].get("answers") or ())
     return out
 
 
@@ -131,15 +131,13 @@ async def _run_start(ctx: ServerContext, thread_id: str, params: dict[str, Any],
     body = _run_body(ctx, params, assistant_id)
     thread = await ctx.threads.find(thread_id)
     pending: dict[str, Any] = {}
-    if thread is not None and not ctx.queue.active(thread_id):
+    if thread is not None and not await ctx.service.busy(thread_id):
         pending = await _pending_interrupts(ctx, thread)
     if pending:  # run.start on an interrupted thread answers its interrupts with ``input``
         body["command"] = {"resume": {iid: params.get("input") for iid in pending}}
     else:
         body["input"] = params.get("input")
-    job = await ctx.service.create(thread_id, body, protocol="v3", auth=auth)
-    if pending:
-        job.run["kwargs"]["answers"] = sorted(pending)
+    job = await ctx.service.create(thread_id, body, protocol="v3", auth=auth, answers=sorted(pending) or None)
     return {"run_id": job.run_id}
 
 
@@ -154,7 +152,7 @@ async def _input_respond(ctx: ServerContext, thread_id: str, params: dict[str, A
     pending = await _pending_interrupts(ctx, thread) if thread is not None else {}
     log = ctx.thread_logs.get(thread_id)
     announced = log.interrupt_ids if log is not None else set()
-    claimed = _claimed(ctx, thread_id)
+    claimed = await _claimed(ctx, thread_id)
     resume: dict[str, Any] = {}
     for item in responses:
         iid = item.get("interrupt_id")
@@ -170,8 +168,7 @@ async def _input_respond(ctx: ServerContext, thread_id: str, params: dict[str, A
     meta = thread.get("metadata") or {}
     body = _run_body(ctx, params, str(meta.get("assistant_id") or meta.get("graph_id")))
     body["command"] = command
-    job = await ctx.service.create(thread_id, body, protocol="v3", auth=auth)
-    job.run["kwargs"]["answers"] = sorted(resume)
+    await ctx.service.create(thread_id, body, protocol="v3", auth=auth, answers=sorted(resume))
     return {}
 
 
@@ -187,12 +184,12 @@ async def _unsubscribe(ctx: ServerContext, thread_id: str, params: dict[str, Any
 
 async def _agent_tree(ctx: ServerContext, thread_id: str, params: dict[str, Any],
                       auth: RequestAuth | None = None) -> dict[str, Any]:
-    active = ctx.queue.active(thread_id)
+    active = await ctx.service.active_runs(thread_id)
     if not active:
         raise CommandError("no_such_run", "No active run is bound to this thread.")
-    job = active[0]
-    status = "running" if job.started else "started"
-    return {"tree": {"namespace": [], "status": status, "graph_name": job.run["metadata"].get("graph_id")}}
+    run = active[0]
+    status = "running" if run.get("status") == "running" else "started"
+    return {"tree": {"namespace": [], "status": status, "graph_name": run["metadata"].get("graph_id")}}
 
 
 _HANDLERS = {

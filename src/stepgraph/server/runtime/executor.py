@@ -120,8 +120,7 @@ class RunExecutor:
             metrics.run_started(job.run_id, graph_id, max(job.not_before, job.submitted_at))
         try:
             job.status = "running"
-            await ctx.runs.set_status(job.run_id, "running")
-            await ctx.threads.update(job.thread_id, status="busy")
+            await self.mark_running(job)
             if proto is not None:
                 proto.start()
             config = with_auth_user(kw["config"])  # the stored user becomes a user object again
@@ -168,6 +167,11 @@ class RunExecutor:
         while not finishing.done():
             with contextlib.suppress(asyncio.CancelledError):
                 await asyncio.shield(finishing)
+
+    async def mark_running(self, job: RunJob) -> None:
+        """Record that the run started: the run ``running``, its thread ``busy``."""
+        await self.ctx.runs.set_status(job.run_id, "running")
+        await self.ctx.threads.update(job.thread_id, status="busy")
 
     async def _stopped(self, job: RunJob, watch: ThreadWatch | None) -> None:
         """Wait until the sync nodes the cancelled run started have returned (not at shutdown)."""

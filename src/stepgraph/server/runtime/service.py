@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 from stepgraph.server.auth.guard import AUTH_CONFIG_KEYS, run_auth_configurable
@@ -50,14 +51,15 @@ class RunService:
     # -- creation -----------------------------------------------------------------------------
     async def create(self, thread_id: str | None, body: dict[str, Any] | RunCreate, *,
                      protocol: str | None = None, auth: RequestAuth | None = None,
-                     headers: dict[str, str] | None = None) -> RunJob:
+                     headers: dict[str, str] | None = None, answers: list[str] | None = None) -> RunJob:
         """Validate, apply ``if_not_exists`` and ``multitask_strategy``, store and queue a run.
 
         ``protocol="v3"`` marks a run started by a v3 command: its events also go to the
         thread's event log (``runtime.protocol``). ``auth`` (the requesting user) runs the
         ``create_run`` authorization (``server.auth.runs``) and puts the user in the run's
         config. ``headers`` (``http.configurable_headers``' pick of the request's) go into the
-        run's ``configurable`` over the client's keys.
+        run's ``configurable`` over the client's keys. ``answers``: the interrupt ids a v3 run
+        answers (stored with the run, so every process sees them claimed).
         """
         ctx = self.ctx
         req = parse_run_request(body)
@@ -83,13 +85,13 @@ class RunService:
             if req.if_not_exists != "create":
                 raise ApiError(404, "Thread or assistant not found.")
             await ctx.threads.ensure(thread_id, new_meta)
-        job = await self._admit(req, assistant, thread_id, temporary, run_id, auth, protocol, headers)
+        job = await self._admit(req, assistant, thread_id, temporary, run_id, auth, protocol, headers, answers)
         await ctx.threads.update(thread_id, merge_metadata=tags)
         return job
 
     async def _admit(self, req: RunRequest, assistant: dict[str, Any], thread_id: str, temporary: bool,
                      run_id: str, auth: RequestAuth | None, protocol: str | None,
-                     headers: dict[str, str] | None = None) -> RunJob:
+                     headers: dict[str, str] | None = None, answers: list[str] | None = None) -> RunJob:
         """Apply the multitask strategy, store and queue the run (a cluster overrides this)."""
         ctx = self.ctx
         # Admission is atomic per thread and waits for nothing else: an interrupted run stops
@@ -101,9 +103,8 @@ class RunService:
             if active and req.multitask_strategy in ("interrupt", "rollback"):
                 for job in active:
                     ctx.queue.cancel(job, req.multitask_strategy)
-            run = self._run_doc(req, assistant, thread_id, temporary, run_id=run_id, auth=auth, headers=headers)
-            if protocol is not None:
-                run["kwargs"]["protocol"] = protocol
+            run = self._run_doc(req, assistant, thread_id, temporary, run_id=run_id, auth=auth, headers=headers,
+                                protocol=protocol, answers=answers)
             await ctx.runs.insert(run)
             return self._submit(run, temporary)
 
@@ -119,7 +120,8 @@ class RunService:
 
     def _run_doc(self, req: RunRequest, assistant: dict[str, Any], thread_id: str, temporary: bool, *,
                  run_id: str | None = None, auth: RequestAuth | None = None,
-                 headers: dict[str, str] | None = None) -> dict[str, Any]:
+                 headers: dict[str, str] | None = None, protocol: str | None = None,
+                 answers: list[str] | None = None) -> dict[str, Any]:
         run_id = run_id or uuid7()
         a_config = assistant.get("config") or {}
         configurable = {**_sanitize_configurable(a_config.get("configurable") or {}),
@@ -142,6 +144,11 @@ class RunService:
         config.update(configurable=configurable, metadata=metadata)
         context = req.context or (assistant.get("context") or None)
         now = now_iso()
+        extra: dict[str, Any] = {}
+        if protocol is not None:
+            extra["protocol"] = protocol
+        if answers:
+            extra["answers"] = sorted(answers)
         return {
             "run_id": run_id, "thread_id": thread_id, "assistant_id": assistant["assistant_id"],
             "metadata": {**req.metadata, **ids}, "status": "pending",
@@ -152,11 +159,47 @@ class RunService:
                 "feedback_keys": req.feedback_keys, "temporary": temporary,
                 "subgraphs": req.stream_subgraphs, "resumable": req.stream_resumable,
                 "checkpoint_during": req.durability != "exit", "durability": req.durability,
-                "after_seconds": req.after_seconds, "on_disconnect": req.on_disconnect,
+                "after_seconds": req.after_seconds, "on_disconnect": req.on_disconnect, **extra,
             },
             "multitask_strategy": req.multitask_strategy, "created_at": now, "updated_at": now,
             "_not_before": time.time() + req.after_seconds,
         }
+
+    # -- views of the thread's runs (the same questions a cluster answers from Postgres) -------
+    async def active_runs(self, thread_id: str) -> list[dict[str, Any]]:
+        """The thread's pending and running runs (their records), in the order they run."""
+        return [{**job.run, "status": "running" if job.started else "pending"}
+                for job in self.ctx.queue.active(thread_id)]
+
+    async def busy(self, thread_id: str) -> bool:
+        """Whether a run of the thread is pending or running (in any process of a cluster)."""
+        return bool(await self.active_runs(thread_id))
+
+    async def thread_runs(self, thread_id: str, heartbeat: float) -> AsyncIterator[tuple[Any, bool] | None]:
+        """The runs of a thread to follow one after the other (``GET /threads/{id}/stream``):
+        ``(log, live)`` for those active now (a running one followed ``live``, from now),
+        then for each run submitted later (from its start); ``None`` after ``heartbeat`` s
+        without a new run."""
+        queue = self.ctx.queue
+        incoming = queue.subscribe(thread_id)
+        try:
+            for job in queue.active(thread_id):
+                yield job.log, job.started
+            while True:
+                try:
+                    job = await asyncio.wait_for(incoming.get(), heartbeat)
+                except TimeoutError:
+                    yield None
+                    continue
+                yield job.log, False
+        finally:
+            queue.unsubscribe(thread_id, incoming)
+
+    def cancel_detached(self, run_id: str, action: str = "interrupt") -> None:
+        """Cancel a run from a callback (a client disconnected); nothing when it is not active."""
+        job = self.ctx.queue.job(run_id)
+        if job is not None:
+            self.ctx.queue.cancel(job, action)
 
     # -- cancel / join ------------------------------------------------------------------------
     async def cancel(self, thread_id: str | None, run_id: str, *, action: str = "interrupt", wait: bool = False) -> None:

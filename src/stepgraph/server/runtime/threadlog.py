@@ -8,7 +8,8 @@ then receives new ones live, and stays open (``None`` heartbeats) until the clie
 
 Events are encoded once, when appended; replays send the same bytes (same ``seq`` and
 ``event_id``), so clients can de-duplicate across reconnects. Logs live in this process's
-memory (as on LangGraph's server), bounded: per thread at most ``max_events`` events and
+memory (as on LangGraph's server; a cluster ties each process's copies to one shared log,
+``cluster/threadlogs.py``), bounded: per thread at most ``max_events`` events and
 ``max_bytes`` bytes (oldest dropped first; clients hydrate old state from
 ``GET /threads/{id}/state``), all logs together at most ``total_bytes`` (idle logs are
 forgotten first, least recently used first, then the oldest events of the least recently
@@ -264,7 +265,9 @@ class ThreadLog:
 
 
 class ThreadLogs:
-    """The thread logs of this process."""
+    """The thread logs of this process (a cluster's ``SharedThreadLogs`` shares them)."""
+
+    log_class: type[ThreadLog] = ThreadLog
 
     def __init__(self, *, max_threads: int = 1000, max_events: int = 10000, max_bytes: int = 16 * 1024 * 1024,
                  ttl: float = 3600.0, total_bytes: int = 64 * 1024 * 1024) -> None:
@@ -312,8 +315,8 @@ class ThreadLogs:
         log = self._logs.get(thread_id)
         if log is None:
             self._prune()
-            log = self._logs[thread_id] = ThreadLog(thread_id, self.max_events, self.max_bytes,
-                                                    on_resize=self._resized)
+            log = self._logs[thread_id] = self.log_class(thread_id, self.max_events, self.max_bytes,
+                                                         on_resize=self._resized)
         else:
             self._logs.move_to_end(thread_id)
             log.touched = time.monotonic()

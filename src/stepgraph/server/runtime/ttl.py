@@ -113,7 +113,7 @@ class TtlSweeper:
             if strategy is None:
                 continue
             thread_id = doc["thread_id"]
-            if self.ctx.queue.active(thread_id):
+            if await self.ctx.service.busy(thread_id):
                 continue
             if strategy == "delete":
                 await self.ctx.service.delete_thread_data(thread_id)

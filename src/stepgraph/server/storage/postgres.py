@@ -98,8 +98,12 @@ class PostgresDocStore(SqlDocStore):
 
 @asynccontextmanager
 async def open_postgres(url: str, *, max_size: int = 20, store_index: dict[str, Any] | None = None,
-                        store_ttl: dict[str, Any] | None = None) -> AsyncIterator[Backend]:
-    """Documents, checkpoints (``AsyncPostgresSaver``) and store (``AsyncPostgresStore``) at ``url``."""
+                        store_ttl: dict[str, Any] | None = None, check_connections: bool = False
+                        ) -> AsyncIterator[Backend]:
+    """Documents, checkpoints (``AsyncPostgresSaver``) and store (``AsyncPostgresStore``) at ``url``.
+
+    ``check_connections``: the pool checks each connection before handing it out, so after a
+    server restart callers wait for a working connection instead of failing on a dead one."""
     from psycopg_pool import AsyncConnectionPool
 
     from stepgraph.checkpoint.postgres.aio import AsyncPostgresSaver
@@ -108,6 +112,7 @@ async def open_postgres(url: str, *, max_size: int = 20, store_index: dict[str, 
     pool = AsyncConnectionPool(
         url, min_size=1, max_size=max_size, open=False,
         kwargs={"autocommit": True, "prepare_threshold": 0},
+        check=AsyncConnectionPool.check_connection if check_connections else None,
     )
     await pool.open(wait=True, timeout=10)
     try:

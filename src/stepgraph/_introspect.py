@@ -1,0 +1,69 @@
+"""Signatures and type hints of node functions, read once per function.
+
+Adding a node inspects its function (the input schema its first parameter names, the
+``Command`` destinations its return annotation lists, the parameters to inject). A graph
+that adds one function as many nodes (a 1000-node chain) would evaluate the same string
+annotations a thousand times: ``typing.get_type_hints`` compiles each one anew. These
+helpers remember the answer per plain function, checked against the function's code,
+defaults and annotations, so a function changed since is read again. Failures are not
+remembered (a forward reference may resolve later).
+"""
+
+from __future__ import annotations
+
+import inspect
+import types
+import weakref
+from typing import Any, get_type_hints
+
+__all__ = ["signature", "type_hints"]
+
+_Key = tuple[Any, ...]
+_SIGNATURES: weakref.WeakKeyDictionary[Any, tuple[_Key, inspect.Signature]] = (
+    weakref.WeakKeyDictionary()
+)
+_HINTS: weakref.WeakKeyDictionary[Any, dict[bool, tuple[_Key, dict[str, Any]]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _stamp(fn: types.FunctionType) -> _Key:
+    """What a plain function's signature and hints depend on (compared by identity)."""
+    return (fn.__code__, fn.__defaults__, fn.__kwdefaults__, fn.__annotations__,
+            fn.__dict__.get("__signature__"), fn.__dict__.get("__wrapped__"))
+
+
+def _same(a: _Key, b: _Key) -> bool:
+    return (a[0] is b[0] and a[1] is b[1] and a[2] is b[2] and a[3] is b[3] and a[4] is b[4]
+            and a[5] is b[5])
+
+
+def signature(fn: Any) -> inspect.Signature:
+    """``inspect.signature(fn)``, remembered for plain functions."""
+    if type(fn) is not types.FunctionType:
+        return inspect.signature(fn)
+    stamp = _stamp(fn)
+    hit = _SIGNATURES.get(fn)
+    if hit is not None and _same(hit[0], stamp):
+        return hit[1]
+    sig = inspect.signature(fn)
+    _SIGNATURES[fn] = (stamp, sig)
+    return sig
+
+
+def type_hints(fn: Any, *, include_extras: bool = False) -> dict[str, Any]:
+    """``typing.get_type_hints(fn)``, remembered for plain functions (do not change the
+    returned map)."""
+    if type(fn) is not types.FunctionType:
+        return get_type_hints(fn, include_extras=include_extras)
+    stamp = _stamp(fn)
+    entries = _HINTS.get(fn)
+    if entries is not None:
+        hit = entries.get(include_extras)
+        if hit is not None and _same(hit[0], stamp):
+            return hit[1]
+    hints = get_type_hints(fn, include_extras=include_extras)
+    if entries is None:
+        entries = _HINTS[fn] = {}
+    entries[include_extras] = (stamp, hints)
+    return hints

@@ -1,0 +1,52 @@
+"""``stepgraph._introspect``: a function's signature and hints are read once, and again
+when the function changed."""
+
+from __future__ import annotations
+
+import inspect
+from typing import get_type_hints
+
+from stepgraph import _introspect
+
+
+def test_remembered_until_the_function_changes() -> None:
+    def f(a: int, b: str = "x") -> int:
+        return a
+
+    first = _introspect.type_hints(f)
+    assert first == get_type_hints(f)
+    assert _introspect.type_hints(f) is first
+    sig = _introspect.signature(f)
+    assert sig == inspect.signature(f) and _introspect.signature(f) is sig
+
+    f.__annotations__ = {"a": float, "return": float}
+    assert _introspect.type_hints(f) == {"a": float, "return": float}
+    f.__defaults__ = ("y",)
+    assert _introspect.signature(f).parameters["b"].default == "y"
+
+
+def test_a_failed_lookup_is_not_remembered() -> None:
+    def g(a: NotYetDefined) -> None:  # noqa: F821
+        return None
+
+    try:
+        _introspect.type_hints(g)
+    except NameError:
+        pass
+    else:
+        raise AssertionError("an unresolvable annotation must raise")
+    globals()["NotYetDefined"] = int
+    try:
+        assert _introspect.type_hints(g) == {"a": int, "return": type(None)}
+    finally:
+        del globals()["NotYetDefined"]
+
+
+def test_other_callables_are_not_remembered() -> None:
+    class C:
+        def __call__(self, x: int) -> int:
+            return x
+
+    c = C()
+    assert _introspect.signature(c) == inspect.signature(c)
+    assert _introspect.type_hints(C.__call__) == {"x": int, "return": int}

@@ -1,0 +1,34 @@
+"""``add_messages`` on its own last result (what a reducer channel does every step) uses the
+remembered ids and index; the result is what merging into a fresh copy gives."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from stepgraph.graph.message import add_messages
+from stepgraph.messages._dict import REMOVE_ALL_MESSAGES
+
+
+def _msg(i: int, text: str = "") -> dict[str, Any]:
+    return {"role": "user", "content": text or f"m{i}", "id": f"id{i}"}
+
+
+def test_chained_merges_match_fresh_merges() -> None:
+    rng = random.Random(7)
+    state: list[Any] = add_messages([], [_msg(0)], format="dict")
+    for step in range(200):
+        kind = rng.random()
+        if kind < 0.6:
+            right = [_msg(1000 + step)]
+        elif kind < 0.85:  # replace an existing message by id
+            right = [_msg(rng.randrange(0, 1000 + step) if step else 0, f"edit{step}")]
+        else:  # remove one (when it exists) and append one
+            target = rng.choice(state)["id"]
+            right = [{"role": "remove", "content": "", "id": target, "type": "remove"}, _msg(5000 + step)]
+        fresh = add_messages(list(state), right, format="dict")  # a new list: no memory
+        chained = add_messages(state, right, format="dict")
+        assert chained == fresh
+        state = chained
+    assert add_messages(state, [{"type": "remove", "id": REMOVE_ALL_MESSAGES, "content": ""}],
+                        format="dict") == []
