@@ -62,12 +62,14 @@ def _free_port() -> int:
 
 
 @contextmanager
-def serve(tmp: Path, config: Path = CONFIG) -> Iterator[str]:
-    """``stepgraph serve`` hosting ``config`` (``examples/stepgraph.json``) on loopback; yields its URL."""
+def serve(tmp: Path, config: Path = CONFIG, *, command: str = "serve") -> Iterator[str]:
+    """``stepgraph serve`` (or ``command``, e.g. ``dev``) hosting ``config``
+    (``examples/stepgraph.json``) on loopback; yields its URL. Its output goes to
+    ``tmp / "server.log"``."""
     port = _free_port()
     exe = Path(sys.executable).with_name("stepgraph")
     cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "stepgraph.cli"]
-    cmd += ["serve", "--config", str(config), "--host", "127.0.0.1", "--port", str(port),
+    cmd += [command, "--config", str(config), "--host", "127.0.0.1", "--port", str(port),
             "--database-url", str(tmp / "db.sqlite"), "--log-level", "warning"]
     log_path = tmp / "server.log"
     with log_path.open("wb") as log:

@@ -14,12 +14,8 @@ In CI (``CI`` set) a failing set-up is an error. Marked ``slow`` (``-m "not slow
 
 from __future__ import annotations
 
-import os
-import signal
 import subprocess
 import sys
-import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -29,7 +25,7 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 sys.path.insert(0, str(REPO / "tests" / "js"))
 
-from js_harness import _free_port, require_chromium, require_node, run_check, setup_failed  # noqa: E402
+from js_harness import require_chromium, require_node, run_check, serve, setup_failed  # noqa: E402
 
 CONFIG = REPO / "examples" / "studio.json"
 UI = REPO / "ui"
@@ -56,34 +52,8 @@ def node() -> str:
 def studio_dev(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
     """``stepgraph dev`` hosting examples/studio.json; yields its URL and its log."""
     tmp = tmp_path_factory.mktemp("studio-dev")
-    port = _free_port()
-    exe = Path(sys.executable).with_name("stepgraph")
-    cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "stepgraph.cli"]
-    cmd += ["dev", "--config", str(CONFIG), "--host", "127.0.0.1", "--port", str(port),
-            "--database-url", str(tmp / "db.sqlite"), "--log-level", "warning"]
-    log_path = tmp / "server.log"
-    with log_path.open("wb") as log:
-        proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, start_new_session=True, cwd=tmp)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            assert proc.poll() is None, log_path.read_text()
-            try:
-                with urllib.request.urlopen(f"{url}/ok", timeout=2):  # noqa: S310 - loopback only
-                    break
-            except OSError:
-                assert time.monotonic() < deadline, "server did not answer /ok:\n" + log_path.read_text()
-                time.sleep(0.1)
-        yield url, log_path
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGTERM)
-            try:
-                proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
+    with serve(tmp, CONFIG, command="dev") as url:
+        yield url, tmp / "server.log"
 
 
 @pytest.mark.slow
