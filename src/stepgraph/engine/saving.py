@@ -99,6 +99,14 @@ class SaveOps:
         if self._deferred is not None:
             checkpoint_id, ts, metadata, updated = self._deferred
             self._deferred = None
+            if not ts:  # deferred from a step: made now, from the channels as they are
+                loop = self.loop
+                ts = datetime.now(UTC).isoformat()
+                metadata = {**metadata, "parents": self._parents()}
+                metadata.update(_config_metadata(loop.config))
+                loop.checkpoint_ts, loop.checkpoint_metadata = ts, metadata
+                self.touched.clear()
+                self.image.rebuild(loop)
             ckpt = self._assemble(checkpoint_id, ts, updated, whole_delta=True)
         else:  # checkpoints were streamed, so assembled per step: keep the last one
             last = max((i for i, op in enumerate(ops) if op[0] == "put"), default=None)
@@ -121,6 +129,17 @@ class SaveOps:
         loop.checkpoint_id = loop.new_checkpoint_id()
         if not self.needs_checkpoint:
             return None
+        if source == "loop" and self._exit_unstreamed():
+            # Nothing of a step's checkpoint is stored or streamed: remember only what the
+            # last one is; its time, metadata and values are made once, at the end.
+            self.ops = []
+            self.parent_id = prev_id
+            self.touched.clear()
+            self.image.valid = False
+            updated = sorted(loop.updated) if loop.updated is not None else None
+            self._deferred = (loop.checkpoint_id, "", {"source": source, "step": step}, updated)
+            self.whole_delta = False
+            return None
         ts = datetime.now(UTC).isoformat()
         loop.checkpoint_ts = ts
         metadata = {"source": source, "step": step, "parents": self._parents()}
@@ -134,8 +153,7 @@ class SaveOps:
             new_versions = image.rebuild(loop)
         self.parent_id = prev_id
         updated = sorted(loop.updated) if loop.updated is not None else None
-        modes = loop.sink.modes
-        if loop.durability == "exit" and "checkpoints" not in modes and "debug" not in modes:
+        if self._exit_unstreamed():
             # Only the last checkpoint is stored, assembled at the end: the writes queued
             # so far belong to this one's predecessors and are never stored.
             self.ops = []
@@ -157,6 +175,13 @@ class SaveOps:
         # run started from: the streamed checkpoints name that parent too.
         parent = self.loaded_id if loop.durability == "exit" else prev_id
         return ckpt, metadata, parent
+
+    def _exit_unstreamed(self) -> bool:
+        """``durability="exit"`` with no stream that shows checkpoints: only the last one
+        is ever made."""
+        loop = self.loop
+        modes = loop.sink.modes
+        return loop.durability == "exit" and "checkpoints" not in modes and "debug" not in modes
 
     def build(self, ts: str, *, whole_delta: bool = False) -> dict[str, Any]:
         """A checkpoint of the loop as it is now (reads every channel)."""
