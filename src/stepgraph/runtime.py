@@ -68,7 +68,10 @@ class ExecutionInfo:
         committed and whose run another worker resumed from the last checkpoint); its step
         commits exactly once. The task id is derived from the checkpoint the step starts
         from, so every execution of the task gets this same key: pass it to external
-        services as their idempotency key so their side effects happen once."""
+        services as their idempotency key so their side effects happen once. This holds
+        once that checkpoint is stored, which ``durability="sync"`` ensures before the
+        step runs; under ``"async"`` a crash can lose the newest checkpoint, and its step
+        then re-runs from a re-created one with a new key."""
         return f"{self.thread_id or ''}:{self.checkpoint_id or ''}:{self.task_id}"
 
     def patch(self, **overrides: Any) -> ExecutionInfo:

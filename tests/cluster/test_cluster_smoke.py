@@ -79,8 +79,11 @@ def test_worker_sigkill_runs_resume_on_another_worker(cluster: Cluster) -> None:
     cluster.add("worker")
     threads = [new_thread(api.url) for _ in range(4)]
     logs = {tid: cluster.tmp / f"keys-{tid}.log" for tid in threads}
-    runs = [(tid, create(api.url, tid, {"n": 0, "steps": 15, "sleep": 0.1, "keylog": str(logs[tid])}
-                         ).json()["run_id"]) for tid in threads]
+    # durability="sync": a step starts only once the checkpoint it starts from is stored, so
+    # its key survives the kill (under "async" the newest checkpoint may die unstored with
+    # the worker, and the step then re-runs from a re-created checkpoint with a new key)
+    runs = [(tid, create(api.url, tid, {"n": 0, "steps": 15, "sleep": 0.1, "keylog": str(logs[tid])},
+                         durability="sync").json()["run_id"]) for tid in threads]
     pid, _ = _holder_pid(cluster, runs[0][1])
     time.sleep(1.0)
     victim = next(p for p in cluster.procs if p.pid == pid)
