@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 import uuid
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import httpx
@@ -58,17 +59,23 @@ def sse(url: str, path: str, *, method: str = "GET", body: Any = None, headers: 
     out: list[tuple[str, str, str | None]] = []
     with httpx.stream(method, f"{url}{path}", json=body, headers=headers or {}, timeout=120) as r:
         r.raise_for_status()
-        event = data = eid = None
-        for line in r.iter_lines():
-            if line.startswith("event: "):
-                event = line[7:]
-            elif line.startswith("data: "):
-                data = line[6:]
-            elif line.startswith("id: "):
-                eid = line[4:]
-            elif line == "" and event is not None:
-                out.append((event, data or "", eid))
-                event = data = eid = None
-                if stop_after is not None and len(out) >= stop_after:
-                    break
+        for item in sse_events(r.iter_lines()):
+            out.append(item)
+            if stop_after is not None and len(out) >= stop_after:
+                break
     return out
+
+
+def sse_events(lines: Iterable[str]) -> Iterator[tuple[str, str, str | None]]:
+    """``(event, data, id)`` of each SSE event in ``lines``, as it completes."""
+    event = data = eid = None
+    for line in lines:
+        if line.startswith("event: "):
+            event = line[7:]
+        elif line.startswith("data: "):
+            data = line[6:]
+        elif line.startswith("id: "):
+            eid = line[4:]
+        elif line == "" and event is not None:
+            yield event, data or "", eid
+            event = data = eid = None

@@ -15,7 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 import pytest
-from cluster_client import create, history, new_thread, sse, state, wait_status
+from cluster_client import create, history, new_thread, sse, sse_events, state, wait_status
 from cluster_harness import Cluster, checkpoint_forks
 
 
@@ -214,19 +214,10 @@ def test_api_process_killed_mid_stream_client_resumes_on_the_other(cluster: Clus
     seen: list[tuple[str, str, str | None]] = []
     try:
         with httpx.stream("POST", f"{a.url}/threads/{tid}/runs/stream", json=body, timeout=60) as r:
-            event = data = eid = None
-            for line in r.iter_lines():
-                if line.startswith("event: "):
-                    event = line[7:]
-                elif line.startswith("data: "):
-                    data = line[6:]
-                elif line.startswith("id: "):
-                    eid = line[4:]
-                elif line == "" and event is not None:
-                    seen.append((event, data or "", eid))
-                    event = data = eid = None
-                    if len(seen) == 4:
-                        cluster.kill(a)
+            for item in sse_events(r.iter_lines()):
+                seen.append(item)
+                if len(seen) == 4:
+                    cluster.kill(a)
     except httpx.HTTPError:
         pass  # the API process died under the stream
     assert 4 <= len(seen) < 13
@@ -278,20 +269,11 @@ def test_thread_stream_and_busy_checks_work_from_any_api_process(cluster: Cluste
     def follow() -> None:  # the thread's stream on B: the running run live, then the next one from its start
         with httpx.stream("GET", f"{b.url}/threads/{tid}/stream", params={"stream_mode": "updates"},
                           timeout=60) as resp:
-            event = data = eid = None
-            for line in resp.iter_lines():
-                if line.startswith("event: "):
-                    event = line[7:]
-                elif line.startswith("data: "):
-                    data = line[6:]
-                elif line.startswith("id: "):
-                    eid = line[4:]
-                elif line == "" and event is not None:
-                    got.append((event, data or "", eid))
-                    event = data = eid = None
-                    metas = [i for i, e in enumerate(got) if e[0] == "metadata"]
-                    if metas and sum(1 for e in got[metas[-1]:] if e[0] == "updates") == 3:
-                        return
+            for item in sse_events(resp.iter_lines()):
+                got.append(item)
+                metas = [i for i, e in enumerate(got) if e[0] == "metadata"]
+                if metas and sum(1 for e in got[metas[-1]:] if e[0] == "updates") == 3:
+                    return
 
     reader = threading.Thread(target=follow, daemon=True)
     reader.start()

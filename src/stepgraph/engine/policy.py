@@ -49,15 +49,20 @@ def run_inline(loop: RunLoop, tasks: list[Task], live: bool) -> bool:
     )
 
 
+def _emit(effect: Any, loop: RunLoop) -> None:
+    """Hand an ``Emit``'s parts to the run's stream sink (both drivers)."""
+    emit = loop.sink.emit
+    ns = effect.ns
+    for mode, payload in effect.parts:
+        emit(ns, mode, payload)
+
+
 def perform(effects: Effects, loop: RunLoop, writer: SyncWriter) -> None:
     """Perform ``effects`` in order (sync driver)."""
     for effect in effects:
         kind = type(effect)
         if kind is Emit:
-            emit = loop.sink.emit
-            ns = effect.ns  # type: ignore[union-attr]
-            for mode, payload in effect.parts:  # type: ignore[union-attr]
-                emit(ns, mode, payload)
+            _emit(effect, loop)
         elif kind is Save:
             writer.submit(effect.ops)  # type: ignore[union-attr]
         elif kind is CacheGet:
@@ -74,10 +79,7 @@ async def aperform(effects: Effects, loop: RunLoop, writer: AsyncWriter) -> None
     for effect in effects:
         kind = type(effect)
         if kind is Emit:
-            emit = loop.sink.emit
-            ns = effect.ns  # type: ignore[union-attr]
-            for mode, payload in effect.parts:  # type: ignore[union-attr]
-                emit(ns, mode, payload)
+            _emit(effect, loop)
         elif kind is Save:
             await writer.submit(effect.ops)  # type: ignore[union-attr]
         elif kind is CacheGet:

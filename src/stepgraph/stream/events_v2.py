@@ -17,6 +17,7 @@ from stepgraph._running import current_task
 from stepgraph.constants import END
 from stepgraph.messages._dict import new_id
 from stepgraph.messages._merge import langchain_available
+from stepgraph.stream.messages import swap_handler
 
 if TYPE_CHECKING:
     from stepgraph.engine.loop import RunLoop
@@ -178,17 +179,7 @@ def with_events_handler(loop: RunLoop, callbacks: Any) -> Any:
     if not langchain_available():
         return callbacks
     handler = events_handler(loop)
-    kind = type(handler)
-    if callbacks is None:
-        return [handler]
-    if isinstance(callbacks, list):
-        return [*(h for h in callbacks if not isinstance(h, kind)), handler]
-    manager = callbacks.copy()
-    for h in [*manager.handlers, *manager.inheritable_handlers]:
-        if isinstance(h, kind):
-            manager.remove_handler(h)
-    manager.add_handler(handler, inherit=True)
-    return manager
+    return swap_handler(callbacks, handler, type(handler))
 
 
 def events_handler(loop: RunLoop) -> Any:
