@@ -39,25 +39,26 @@ from stepgraph.engine import caching, planner
 from stepgraph.engine.apply import apply_writes
 from stepgraph.engine.effects import NONE, CacheGet, CacheSet, Effect, Effects, Emit, Save
 from stepgraph.engine.ids import checkpoint_id as new_checkpoint_id
-from stepgraph.engine.saving import SaveOps
+from stepgraph.engine.saving import Made, Op, SaveOps
 from stepgraph.engine.start import InputPhase
+from stepgraph.engine.tracing import RunTracer
 from stepgraph.engine.views import StateViews
 from stepgraph.errors import (
     ErrorCode,
     GraphRecursionError,
     create_error_message,
 )
+from stepgraph.runtime import RunControl
 from stepgraph.stream import events
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Callable, Iterable
 
     from stepgraph.config import RunnableConfig
     from stepgraph.engine.tasks import Task
     from stepgraph.engine.timetravel import ReplayBound
-    from stepgraph.engine.tracing import RunTracer
     from stepgraph.pregel.main import Pregel
-    from stepgraph.runtime import RunControl, Runtime
+    from stepgraph.runtime import Runtime
     from stepgraph.stream.sink import StreamSink
 
 _PAUSED = frozenset({"interrupted", "interrupt_before", "interrupt_after"})
@@ -108,6 +109,8 @@ class RunLoop(InputPhase):
         durability: str = "async",
         runtime: Runtime[Any] | None = None,
         control: RunControl | None = None,
+        parent_task: Task | None = None,
+        traced: bool = False,
     ) -> None:
         self.graph = graph
         self.nodes = graph.nodes
@@ -126,8 +129,11 @@ class RunLoop(InputPhase):
         self.parent_runtime = runtime
         self.control = control
         """The run's ``RunControl`` (drain switch); ``None`` until a node asks for it."""
-        self.tracer: RunTracer | None = None
+        self.parent_task = parent_task
+        """The parent's task running this graph as a subgraph; ``None`` for a root run."""
+        self.tracer: RunTracer | None = RunTracer(self) if traced else None
         """Reports the run to callback handlers; ``None`` for a run without callbacks."""
+        self._helpers: dict[str, Any] | None = None
         configurable = config.get("configurable") or {}
         self.configurable = configurable
         self.checkpoint_ns: str = configurable.get("checkpoint_ns", "") or ""
@@ -151,8 +157,6 @@ class RunLoop(InputPhase):
         self.runnable: list[Task] | None = None
         """What the last ``tick()`` asks the driver to run; ``None`` when the run stops."""
         self.checkpoint_id = ""
-        self.checkpoint_ts = ""
-        self.checkpoint_metadata: dict[str, Any] = {}
         self.pending_writes: list[tuple[str, str, Any]] = []
         self.saves = SaveOps(self)
         self.views = StateViews()
@@ -166,7 +170,6 @@ class RunLoop(InputPhase):
         self.max_version: Any = None
         self.finishable: tuple[str, ...] = ()
         self.output_writes_seen = False
-        self.parent_task: Task | None = None
         self.track_output = False
         self.last_output: Any = MISSING
         self.replay: ReplayBound | None = None
@@ -203,11 +206,9 @@ class RunLoop(InputPhase):
             upd = ckpt.get("updated_channels")
             self.updated = set(upd) if upd is not None else None
             self.checkpoint_id = ckpt["id"]
-            self.checkpoint_ts = ckpt.get("ts", "")
-            self.checkpoint_metadata = dict(saved.metadata or {})
-            self.step = int(self.checkpoint_metadata.get("step", -2)) + 1
-            self.pending_writes = list(saved.pending_writes or ())
             self.saves.restored(saved)
+            self.step = int(self.saves.metadata.get("step", -2)) + 1
+            self.pending_writes = list(saved.pending_writes or ())
         self.stop = self.step + self.recursion_limit + 1
         volatile, self.finishable = self.graph.channel_kinds()
         self.volatile = frozenset(volatile)
@@ -386,7 +387,7 @@ class RunLoop(InputPhase):
     def checkpoint(self, source: str, step: int, out: list[Effect]) -> None:
         """Make a checkpoint of the current state (queued with the step's save ops) and
         stream it (``checkpoints``/``debug`` modes)."""
-        made = self.saves.checkpoint(source, step)
+        made = self._new_checkpoint(source, step)
         if made is None:
             return
         modes = self.sink.modes
@@ -397,10 +398,26 @@ class RunLoop(InputPhase):
             payload = checkpoint_payload(self, ckpt, metadata, parent)
             self._emit(out, events.checkpoint_parts(payload, ckpt["ts"]))
 
-    def apply(self, sources: Iterable[Any], *, volatile: bool = True) -> set[str]:
+    def _new_checkpoint(self, source: str, step: int) -> Made | None:
+        """Move to a new checkpoint id and queue its checkpoint (``SaveOps.checkpoint``)."""
+        prev_id = self.checkpoint_id or None
+        self.checkpoint_id = self.new_checkpoint_id()
+        return self.saves.checkpoint(source, step, prev_id)
+
+    def update_checkpoint(self, source: str, step: int) -> list[Op]:
+        """``update_state``: checkpoint the state as the update left it (stored even when the
+        run that made the loop has no checkpointer); the saver calls to perform."""
+        self.saves.force()
+        self._new_checkpoint(source, step)
+        return self.saves.take()
+
+    def apply(
+        self, sources: Iterable[Any], *, volatile: bool = True, mark: bool = False
+    ) -> set[str]:
         """Apply writes outside a step (input, null writes, updates, discarded tasks);
         returns the channels updated. ``volatile=False``: a Command's null writes, which
-        leave ephemeral channels as they are."""
+        leave ephemeral channels as they are. ``mark``: they are also the run's last update
+        (what ``updated`` holds)."""
         updated = apply_writes(
             self.channels, self.versions, self.seen, sources, self.next_version,
             self.graph.trigger_to_nodes, self.volatile if volatile else (),
@@ -409,7 +426,38 @@ class RunLoop(InputPhase):
         if not volatile:
             self.live_volatile.update(c for c in updated if c in self.volatile)
         self.max_version = max(self.versions.values()) if self.versions else None
+        if mark:
+            self.updated = updated
         return updated
+
+    def plan_next(self) -> dict[str, Task]:
+        """The tasks the next step would run, planned without running them (the loop
+        stays at its step)."""
+        step = self.step
+        try:
+            self.step = step + 1
+            return planner.plan_tasks(self, for_execution=False)
+        finally:
+            self.step = step
+
+    def run_control(self) -> RunControl:
+        """The run's ``RunControl``, made on first use (a drain request then stops the
+        run at the next step)."""
+        control = self.control
+        if control is None:
+            control = self.control = RunControl()
+        return control
+
+    def helper(self, kind: str, make: Callable[[RunLoop], Any]) -> Any:
+        """A per-run helper of another layer (the ``events`` stream's callback handler),
+        made by ``make(loop)`` on first use and kept for the rest of the run."""
+        helpers = self._helpers
+        if helpers is None:
+            helpers = self._helpers = {}
+        found = helpers.get(kind)
+        if found is None:
+            found = helpers[kind] = make(self)
+        return found
 
     def _values_after(self, tasks: list[Task]) -> Any:
         """The stream state with the finished tasks' writes applied on a copy, when they
@@ -480,6 +528,16 @@ class RunLoop(InputPhase):
             if ch.is_available():
                 out[k] = ch.get()
         return out
+
+    @property
+    def checkpoint_ts(self) -> str:
+        """The time of the checkpoint the loop is at (``SaveOps.ts``)."""
+        return self.saves.ts
+
+    @property
+    def checkpoint_metadata(self) -> dict[str, Any]:
+        """The metadata of the checkpoint the loop is at (``SaveOps.metadata``)."""
+        return self.saves.metadata
 
     @property
     def paused(self) -> bool:

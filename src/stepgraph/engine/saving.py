@@ -37,7 +37,7 @@ class SaveOps:
     """
 
     __slots__ = ("loop", "ops", "parent_id", "enabled", "needs_checkpoint", "loaded_id",
-                 "whole_delta", "_untracked", "image", "touched", "_deferred")
+                 "whole_delta", "_untracked", "image", "touched", "_deferred", "ts", "metadata")
 
     def __init__(self, loop: RunLoop) -> None:
         from stepgraph.engine.apply import Touched
@@ -59,6 +59,11 @@ class SaveOps:
         self._deferred: tuple[str, str, dict[str, Any], list[str] | None] | None = None
         """``durability="exit"``: (id, ts, metadata, updated channels) of the checkpoint
         to assemble at the end."""
+        self.ts = ""
+        """The time of the loop's current checkpoint (loaded or made; under
+        ``durability="exit"`` a step's is only made at the end)."""
+        self.metadata: dict[str, Any] = {}
+        """The metadata of the loop's current checkpoint (as ``ts``)."""
 
     @property
     def saved_versions(self) -> dict[str, Any]:
@@ -66,9 +71,16 @@ class SaveOps:
         return self.image.versions
 
     def restored(self, saved: Any) -> None:
+        self.ts = saved.checkpoint.get("ts", "")
+        self.metadata = dict(saved.metadata or {})
         self.loaded_id = saved.checkpoint.get("id")
         self.image.restored(saved.checkpoint.get("channel_versions", {}))
         self.parent_id = (saved.parent_config or {}).get("configurable", {}).get("checkpoint_id")
+
+    def force(self) -> None:
+        """Store the next checkpoint even without a checkpointer (``update_state`` hands
+        its ops to the caller's saver)."""
+        self.enabled = self.needs_checkpoint = True
 
     def require_checkpointer(self, what: str) -> None:
         if not self.enabled:
@@ -104,7 +116,7 @@ class SaveOps:
                 ts = datetime.now(UTC).isoformat()
                 metadata = {**metadata, "parents": self._parents()}
                 metadata.update(_config_metadata(loop.config))
-                loop.checkpoint_ts, loop.checkpoint_metadata = ts, metadata
+                self.ts, self.metadata = ts, metadata
                 self.touched.clear()
                 self.image.rebuild(loop)
             ckpt = self._assemble(checkpoint_id, ts, updated, whole_delta=True)
@@ -121,12 +133,11 @@ class SaveOps:
         return [("put", config, ckpt, metadata, dict(ckpt["channel_versions"])), *ops]
 
     # -- checkpoints ------------------------------------------------------------------------
-    def checkpoint(self, source: str, step: int) -> Made | None:
-        """A new checkpoint after the input or a step; the loop moves to its id. Returns
-        what was made (for the ``checkpoints`` stream), ``None`` when nothing is stored."""
+    def checkpoint(self, source: str, step: int, prev_id: str | None) -> Made | None:
+        """A new checkpoint after the input or a step, at the id the loop just moved to
+        (from ``prev_id``). Returns what was made (for the ``checkpoints`` stream), ``None``
+        when nothing is stored."""
         loop = self.loop
-        prev_id = loop.checkpoint_id or None
-        loop.checkpoint_id = loop.new_checkpoint_id()
         if not self.needs_checkpoint:
             return None
         if source == "loop" and self._exit_unstreamed():
@@ -141,10 +152,9 @@ class SaveOps:
             self.whole_delta = False
             return None
         ts = datetime.now(UTC).isoformat()
-        loop.checkpoint_ts = ts
         metadata = {"source": source, "step": step, "parents": self._parents()}
         metadata.update(_config_metadata(loop.config))
-        loop.checkpoint_metadata = metadata
+        self.ts, self.metadata = ts, metadata
         image = self.image
         if source == "loop" and image.valid:
             new_versions = image.advance(loop, self.touched)

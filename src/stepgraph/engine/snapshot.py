@@ -122,9 +122,8 @@ def snapshot(graph: Pregel, config: Any, saver: Any, saved: Any, *, apply_pendin
 def _advanced(graph: Pregel, loop: RunLoop, done: list[Any], saved: Any) -> StateSnapshot:
     from stepgraph.types import PregelTask, StateSnapshot
 
-    loop.updated = loop.apply(done)
-    loop.step += 1
-    following = planner.plan_tasks(loop, for_execution=False)
+    loop.apply(done, mark=True)
+    following = loop.plan_next()
     return StateSnapshot(
         values=loop.read(graph.stream_keys),
         next=tuple(t.name for t in following.values()),
@@ -166,12 +165,7 @@ def checkpoint_payload(loop: RunLoop, ckpt: dict[str, Any], metadata: dict[str, 
                           "checkpoint_id": parent_id}}
         if parent_id else None
     )
-    saved_step = loop.step
-    try:
-        loop.step += 1
-        tasks = planner.plan_tasks(loop, for_execution=False)
-    finally:
-        loop.step = saved_step
+    tasks = loop.plan_next()
     return {
         "config": with_checkpoint_map(config, metadata),
         "parent_config": with_checkpoint_map(parent, metadata) if parent else None,

@@ -43,7 +43,7 @@ def _apply_pending(loop: RunLoop) -> None:
         tasks[tid].writes.append((chan, value))
     done = [t for t in tasks.values() if t.writes]
     if done:
-        loop.updated = loop.apply(done)
+        loop.apply(done, mark=True)
 
 
 def _infer_as_node(loop: RunLoop) -> str:
@@ -164,15 +164,12 @@ def update_steps(
         sources.append(task)
         if not fresh:
             task_writes.append((tid, [(c, v) for c, v in task.writes if c != PUSH]))
-    loop.updated = loop.apply(sources)
-    loop.saves.enabled = True
-    loop.saves.needs_checkpoint = True
+    loop.apply(sources, mark=True)
     if fresh:  # a thread's first checkpoint: its input is step -1, an update step 0
         step = -1 if source == "input" else 0
     else:
         step = loop.step
-    loop.saves.checkpoint(source, step)
-    ops = loop.saves.take()
+    ops = loop.update_checkpoint(source, step)
     put = next(op for op in ops if op[0] == "put")
     metadata = put[3]
     if saved is not None:  # an update stays in the parent checkpoints of what it updates

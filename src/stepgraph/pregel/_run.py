@@ -19,7 +19,7 @@ from stepgraph.engine.loop import RunLoop
 from stepgraph.engine.subgraph import child_config, runs_on_its_own
 from stepgraph.engine.taskconfig import DURABILITY_KEY, RUNTIME_KEY
 from stepgraph.engine.timetravel import root_config
-from stepgraph.engine.tracing import RunTracer, tracing_requested
+from stepgraph.engine.tracing import tracing_requested
 from stepgraph.errors import GraphDrained, GraphInterrupt, UnsupportedArgumentError
 from stepgraph.pregel.setup import resolve_checkpointer, resolve_context
 from stepgraph.runtime import RunControl, Runtime
@@ -138,11 +138,9 @@ def prepare(
         control=control if control is not None else (
             parent.runtime.control if parent is not None else None
         ),
+        parent_task=parent,
+        traced=tracing_requested(cfg),
     )
-    if parent is not None:
-        loop.parent_task = parent
-    if tracing_requested(cfg):
-        loop.tracer = RunTracer(loop)
     live = (bool({"custom", "messages"} & mode_set) or graph.stream_eager) and parent is None
     return Run(loop, single, subgraphs, version, live, frozenset(modes), printed)
 
