@@ -36,6 +36,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from stepgraph.checkpoint._concat import MSGPACK, encodes_plain_arrays, join_arrays
+from stepgraph.checkpoint._ids import stored_id
 from stepgraph.checkpoint._lru import ENTRY_OVERHEAD, Lru, cache_budgets
 from stepgraph.checkpoint._pieces import join as join_pieces
 from stepgraph.checkpoint._pieces import refs as piece_refs
@@ -50,6 +51,8 @@ from stepgraph.checkpoint.base import (
     get_checkpoint_metadata,
     thread_target,
 )
+from stepgraph.checkpoint.serde._limits import limit_error, limits_of
+from stepgraph.checkpoint.serde.base import SG_CORRUPT, SerializationError
 from stepgraph.constants import MISSING, WRITES_IDX_MAP
 from stepgraph.errors import StepgraphError
 
@@ -70,8 +73,6 @@ def reading(fn: F) -> F:
         except StepgraphError:
             raise
         except Exception as exc:
-            from stepgraph.checkpoint.serde.base import SG_CORRUPT, SerializationError
-
             raise SerializationError(
                 f"A stored checkpoint row cannot be decoded ({type(exc).__name__}: "
                 f"{str(exc)[:200]}).",
@@ -172,8 +173,6 @@ class ListQuery:
 
     def stored(self) -> ListQuery:
         """This query with checkpoint ids in their stored form (``_ids.stored_id``)."""
-        from stepgraph.checkpoint._ids import stored_id
-
         return replace(
             self,
             checkpoint_id=None if self.checkpoint_id is None else stored_id(self.checkpoint_id),
@@ -453,8 +452,6 @@ class SaverCodec:
     def _check_repetition(self, skeleton: bytes, piece: PieceLookup) -> None:
         """Refuse a skeleton that repeats its pieces into more than ``max_expansion`` times
         its own bytes (each reference is 15 bytes; the same piece may be referenced often)."""
-        from stepgraph.checkpoint.serde._limits import limit_error, limits_of
-
         total = distinct = 0
         seen: set[bytes] = set()
         for key in piece_refs(skeleton):

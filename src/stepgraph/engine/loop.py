@@ -26,6 +26,7 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from stepgraph._constants import PREVIOUS
 from stepgraph.constants import (
     ERROR,
     INTERRUPT,
@@ -37,10 +38,14 @@ from stepgraph.constants import (
 )
 from stepgraph.engine import caching, planner
 from stepgraph.engine.apply import apply_writes
+from stepgraph.engine.delta import stamp_message_ids
 from stepgraph.engine.effects import NONE, CacheGet, CacheSet, Effect, Effects, Emit, Save
+from stepgraph.engine.fresh import read_with_writes
 from stepgraph.engine.ids import checkpoint_id as new_checkpoint_id
 from stepgraph.engine.saving import Made, Op, SaveOps
+from stepgraph.engine.snapshot import checkpoint_payload
 from stepgraph.engine.start import InputPhase
+from stepgraph.engine.taskconfig import build_task_config, build_task_runtime
 from stepgraph.engine.tracing import RunTracer
 from stepgraph.engine.views import StateViews
 from stepgraph.errors import (
@@ -392,8 +397,6 @@ class RunLoop(InputPhase):
             return
         modes = self.sink.modes
         if "checkpoints" in modes or "debug" in modes:
-            from stepgraph.engine.snapshot import checkpoint_payload
-
             ckpt, metadata, parent = made
             payload = checkpoint_payload(self, ckpt, metadata, parent)
             self._emit(out, events.checkpoint_parts(payload, ckpt["ts"]))
@@ -469,8 +472,6 @@ class RunLoop(InputPhase):
         keyset = {keys} if isinstance(keys, str) else set(keys)
         if not any(c in keyset for t in done for c, _ in t.writes):
             return MISSING
-        from stepgraph.engine.fresh import read_with_writes
-
         return read_with_writes(self, done, self.stream_keys)
 
     # -- helpers ----------------------------------------------------------------------------
@@ -487,8 +488,6 @@ class RunLoop(InputPhase):
 
     def _stamp_delta_writes(self, task: Task) -> None:
         """Give messages written to delta keys their ids before the writes are stored."""
-        from stepgraph.engine.delta import stamp_message_ids
-
         keys = self.delta_keys
         task.writes[:] = [
             (c, stamp_message_ids(v)) if c in keys else (c, v) for c, v in task.writes
@@ -555,8 +554,6 @@ class RunLoop(InputPhase):
     def output(self) -> Any:
         """What ``invoke`` returns: the output keys, plus ``__interrupt__`` when paused."""
         if self.status == "interrupted":
-            from stepgraph.engine.fresh import read_with_writes
-
             done = [t for t in self.tasks.values() if not t.paused and t.error is None]
             out = read_with_writes(self, done, self.output_keys)
         elif self.track_output and self.last_output is not MISSING:
@@ -571,19 +568,13 @@ class RunLoop(InputPhase):
 
     # -- per-task context -------------------------------------------------------------------
     def task_config(self, task: Task) -> RunnableConfig:
-        from stepgraph.engine.taskconfig import build_task_config
-
         return build_task_config(self, task)
 
     def task_runtime(self, task: Task) -> Runtime[Any]:
-        from stepgraph.engine.taskconfig import build_task_runtime
-
         return build_task_runtime(self, task)
 
     def previous_value(self) -> Any:
         """The saved return value of the previous run (functional API), else ``None``."""
-        from stepgraph._constants import PREVIOUS
-
         ch = self.channels.get(PREVIOUS)
         return ch.get() if ch is not None and ch.is_available() else None
 

@@ -23,6 +23,7 @@ from stepgraph.constants import (
 from stepgraph.engine.ids import task_id as make_task_id
 from stepgraph.engine.tasks import Task
 from stepgraph.errors import InvalidUpdateError
+from stepgraph.types import TimeoutPolicy
 
 if TYPE_CHECKING:
     from stepgraph.engine.loop import RunLoop
@@ -119,8 +120,6 @@ def read_input(loop: RunLoop, node: Any, cache: dict[Any, Any]) -> Any:
 def _timeout(node: Any, packet: Any) -> Any:
     if getattr(packet, "timeout", None) is None:
         return node.timeout
-    from stepgraph.types import TimeoutPolicy
-
     return TimeoutPolicy.coerce(packet.timeout)
 
 

@@ -14,9 +14,13 @@ import inspect
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from stepgraph.channels.untracked_value import UntrackedValue
 from stepgraph.constants import NULL_TASK_ID, TASKS
+from stepgraph.engine.apply import Touched
+from stepgraph.engine.image import CheckpointImage
 from stepgraph.engine.timetravel import ancestors
 from stepgraph.errors import StepgraphError
+from stepgraph.types import Send
 
 if TYPE_CHECKING:
     from stepgraph.engine.loop import RunLoop
@@ -40,9 +44,6 @@ class SaveOps:
                  "whole_delta", "_untracked", "image", "touched", "_deferred", "ts", "metadata")
 
     def __init__(self, loop: RunLoop) -> None:
-        from stepgraph.engine.apply import Touched
-        from stepgraph.engine.image import CheckpointImage
-
         self.loop = loop
         self.ops: list[Op] = []
         self.parent_id: str | None = None
@@ -252,8 +253,6 @@ class SaveOps:
     def untracked(self) -> frozenset[str]:
         """The graph's ``UntrackedValue`` channels (whose values are never stored)."""
         if self._untracked is None:
-            from stepgraph.channels.untracked_value import UntrackedValue
-
             self._untracked = frozenset(
                 k for k, ch in self.loop.graph.channels.items() if isinstance(ch, UntrackedValue)
             )
@@ -302,8 +301,6 @@ def _config_metadata(config: Any) -> dict[str, Any]:
 
 def _without_untracked(packet: Any, untracked: frozenset[str]) -> Any:
     """A ``Send`` whose dict argument no longer has the untracked keys (top level only)."""
-    from stepgraph.types import Send
-
     if not isinstance(packet, Send) or not isinstance(packet.arg, dict):
         return packet
     if not any(k in untracked for k in packet.arg):

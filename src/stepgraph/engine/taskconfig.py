@@ -8,6 +8,7 @@ from stepgraph.engine.fresh import read_with_writes
 from stepgraph.runtime import ExecutionInfo, Runtime, _noop_writer, server_info_from
 from stepgraph.stream.events_v2 import with_events_handler
 from stepgraph.stream.messages import task_callbacks
+from stepgraph.stream.tools import task_callbacks as tool_callbacks
 
 if TYPE_CHECKING:
     from stepgraph.config import RunnableConfig
@@ -59,8 +60,6 @@ def build_task_config(loop: RunLoop, task: Task) -> RunnableConfig:
         if (callbacks := task_callbacks(loop, callbacks)) is not None:
             config["callbacks"] = callbacks
     if "tools" in loop.sink.modes:  # tool calls reach the stream through callbacks
-        from stepgraph.stream.tools import task_callbacks as tool_callbacks
-
         if (callbacks := tool_callbacks(loop, config.get("callbacks"))) is not None:
             config["callbacks"] = callbacks
     if "events" in loop.sink.modes:  # astream_events: chat-model calls as stream events

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from stepgraph.constants import END, ERROR, INPUT, INTERRUPT, NULL_TASK_ID, PUSH, START
 from stepgraph.engine import planner
 from stepgraph.engine.apply import WriteSource
+from stepgraph.engine.ids import checkpoint_id
 from stepgraph.engine.ids import task_id as make_task_id
 from stepgraph.engine.snapshot import loop_for
 from stepgraph.engine.tasks import Task
@@ -141,6 +142,7 @@ def update_steps(
             sources.extend(WriteSource(t.name, [], t.triggers, t.path, t.sort_key) for t in pending.values())
             continue
         if as_node == INPUT:
+            # lazy: keeps `import stepgraph.graph` lean
             from stepgraph.engine.input import map_input
 
             writes = map_input(graph, values) if values is not None else []
@@ -188,8 +190,6 @@ def _parent(config: Any, saved: Any) -> dict[str, Any]:
 
 def compute_fork(saved: Any) -> Result:
     """``as_node="__copy__"``: the same checkpoint again, as a sibling with a new id."""
-    from stepgraph.engine.ids import checkpoint_id
-
     if saved is None:
         raise InvalidUpdateError("Cannot copy a non-existent checkpoint", code="SG256")
     ckpt = dict(saved.checkpoint)

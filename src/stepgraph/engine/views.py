@@ -15,19 +15,19 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from stepgraph.channels.any_value import AnyValue
+from stepgraph.channels.binop import BinaryOperatorAggregate
+from stepgraph.channels.delta import DeltaChannel
+from stepgraph.channels.ephemeral_value import EphemeralValue
+from stepgraph.channels.last_value import LastValue
+from stepgraph.channels.last_value_after_finish import LastValueAfterFinish
+from stepgraph.channels.untracked_value import UntrackedValue
+
 __all__ = ["StateViews"]
 
 
 def _stable_kinds() -> frozenset[type]:
     """Channel classes whose ``get()`` returns the stored value (not a copy)."""
-    from stepgraph.channels.any_value import AnyValue
-    from stepgraph.channels.binop import BinaryOperatorAggregate
-    from stepgraph.channels.delta import DeltaChannel
-    from stepgraph.channels.ephemeral_value import EphemeralValue
-    from stepgraph.channels.last_value import LastValue
-    from stepgraph.channels.last_value_after_finish import LastValueAfterFinish
-    from stepgraph.channels.untracked_value import UntrackedValue
-
     return frozenset({AnyValue, BinaryOperatorAggregate, DeltaChannel, EphemeralValue,
                       LastValue, LastValueAfterFinish, UntrackedValue})
 

@@ -57,6 +57,7 @@ def check_format(format: str | None) -> None:
 def _backend(format: str | None) -> ModuleType:
     if format == "dict" or (format is None and not langchain_available()):
         return _dict
+    # lazy: langchain-core
     from stepgraph.messages import _lc
 
     return _lc
@@ -97,6 +98,7 @@ def merge_messages(left: Any, right: Any, format: str | None = None) -> list[Any
 
 
 def _openai(merged: list[Any]) -> list[Any]:
+    # lazy: langchain-core
     from stepgraph.messages import _lc
 
     return _lc.to_openai_format(merged)

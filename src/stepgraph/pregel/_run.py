@@ -25,6 +25,7 @@ from stepgraph.pregel.setup import resolve_checkpointer, resolve_context
 from stepgraph.runtime import RunControl, Runtime
 from stepgraph.stream.output import normalize_modes, shape
 from stepgraph.stream.sink import ForwardingSink, StreamSink
+from stepgraph.stream.typed_v2 import mappers, typed
 from stepgraph.types import All, Durability, GraphOutput, StreamMode
 
 if TYPE_CHECKING:
@@ -50,8 +51,6 @@ class Run:
         self.printed = printed
         self.maps: Any = None
         if version == "v2":
-            from stepgraph.stream.typed_v2 import mappers
-
             maps = mappers(loop.graph)
             self.maps = maps if maps != (None, None) else None
 
@@ -176,6 +175,7 @@ async def arun_to_end(run: Run) -> Any:
 
 def _drive_async(loop: RunLoop) -> AsyncGenerator[Part, None]:
     """The async driver, imported on the first async run (sync programs never load asyncio)."""
+    # lazy: asyncio, async runs only
     from stepgraph.engine.driver_async import drive_async
 
     return cast("AsyncGenerator[Part, None]", drive_async(loop))
@@ -234,8 +234,6 @@ def _raise_drained(loop: RunLoop) -> None:
 def _result_of(loop: RunLoop, version: str, run: Run) -> Any:
     raise_nested_interrupt(loop)
     if version == "v2":
-        from stepgraph.stream.typed_v2 import typed
-
         value = loop.read(loop.output_keys)
         if run.maps is not None:
             value = typed("values", value, run.maps)
