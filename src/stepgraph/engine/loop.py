@@ -42,7 +42,8 @@ from stepgraph.engine.delta import stamp_message_ids
 from stepgraph.engine.effects import NONE, CacheGet, CacheSet, Effect, Effects, Emit, Save
 from stepgraph.engine.fresh import read_with_writes
 from stepgraph.engine.ids import checkpoint_id as new_checkpoint_id
-from stepgraph.engine.saving import Made, Op, SaveOps
+from stepgraph.engine.loop_access import LoopAccess
+from stepgraph.engine.saving import Made, SaveOps
 from stepgraph.engine.snapshot import checkpoint_payload
 from stepgraph.engine.start import InputPhase
 from stepgraph.engine.taskconfig import build_task_config, build_task_runtime
@@ -53,17 +54,16 @@ from stepgraph.errors import (
     GraphRecursionError,
     create_error_message,
 )
-from stepgraph.runtime import RunControl
 from stepgraph.stream import events
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable
+    from collections.abc import Iterable
 
     from stepgraph.config import RunnableConfig
     from stepgraph.engine.tasks import Task
     from stepgraph.engine.timetravel import ReplayBound
     from stepgraph.pregel.main import Pregel
-    from stepgraph.runtime import Runtime
+    from stepgraph.runtime import RunControl, Runtime
     from stepgraph.stream.sink import StreamSink
 
 _PAUSED = frozenset({"interrupted", "interrupt_before", "interrupt_after"})
@@ -94,7 +94,7 @@ def _saver_next_version(checkpointer: Any) -> Any:
     return lambda current: get_next(current, None)
 
 
-class RunLoop(InputPhase):
+class RunLoop(InputPhase, LoopAccess):
     """All state of one run of a graph: channels, versions, the current step and its tasks."""
 
     def __init__(
@@ -407,13 +407,6 @@ class RunLoop(InputPhase):
         self.checkpoint_id = self.new_checkpoint_id()
         return self.saves.checkpoint(source, step, prev_id)
 
-    def update_checkpoint(self, source: str, step: int) -> list[Op]:
-        """``update_state``: checkpoint the state as the update left it (stored even when the
-        run that made the loop has no checkpointer); the saver calls to perform."""
-        self.saves.force()
-        self._new_checkpoint(source, step)
-        return self.saves.take()
-
     def apply(
         self, sources: Iterable[Any], *, volatile: bool = True, mark: bool = False
     ) -> set[str]:
@@ -432,35 +425,6 @@ class RunLoop(InputPhase):
         if mark:
             self.updated = updated
         return updated
-
-    def plan_next(self) -> dict[str, Task]:
-        """The tasks the next step would run, planned without running them (the loop
-        stays at its step)."""
-        step = self.step
-        try:
-            self.step = step + 1
-            return planner.plan_tasks(self, for_execution=False)
-        finally:
-            self.step = step
-
-    def run_control(self) -> RunControl:
-        """The run's ``RunControl``, made on first use (a drain request then stops the
-        run at the next step)."""
-        control = self.control
-        if control is None:
-            control = self.control = RunControl()
-        return control
-
-    def helper(self, kind: str, make: Callable[[RunLoop], Any]) -> Any:
-        """A per-run helper of another layer (the ``events`` stream's callback handler),
-        made by ``make(loop)`` on first use and kept for the rest of the run."""
-        helpers = self._helpers
-        if helpers is None:
-            helpers = self._helpers = {}
-        found = helpers.get(kind)
-        if found is None:
-            found = helpers[kind] = make(self)
-        return found
 
     def _values_after(self, tasks: list[Task]) -> Any:
         """The stream state with the finished tasks' writes applied on a copy, when they
@@ -527,16 +491,6 @@ class RunLoop(InputPhase):
             if ch.is_available():
                 out[k] = ch.get()
         return out
-
-    @property
-    def checkpoint_ts(self) -> str:
-        """The time of the checkpoint the loop is at (``SaveOps.ts``)."""
-        return self.saves.ts
-
-    @property
-    def checkpoint_metadata(self) -> dict[str, Any]:
-        """The metadata of the checkpoint the loop is at (``SaveOps.metadata``)."""
-        return self.saves.metadata
 
     @property
     def paused(self) -> bool:

@@ -1,7 +1,8 @@
 """The run state is private to the loop, checked on the source with ``ast``.
 
-``RunLoop`` (``engine/loop.py``, with its input-phase methods in ``engine/start.py``) is the
-only code that changes a run's fields. Every other module reads them and asks for changes
+``RunLoop`` (``engine/loop.py``, with its input-phase methods in ``engine/start.py`` and
+its methods for code outside the steps in ``engine/loop_access.py``) is the only code that
+changes a run's fields. Every other module reads them and asks for changes
 through the loop's methods or constructor arguments. A write from outside is an assignment
 (``=``, ``+=``, annotated, ``del``) whose target goes through a loop: ``loop.x``,
 ``loop.x.y``, ``loop.x[k]``, ``task.run.x``, ``self.loop.x``; or ``setattr(loop, ...)``.
@@ -16,8 +17,9 @@ from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[3] / "src" / "stepgraph"
 
-LOOP_MODULES = frozenset({"engine/loop.py", "engine/start.py"})
-"""Where the loop's own methods live (``InputPhase`` is a base class of ``RunLoop``)."""
+LOOP_MODULES = frozenset({"engine/loop.py", "engine/start.py", "engine/loop_access.py"})
+"""Where the loop's own methods live (``InputPhase`` and ``LoopAccess`` are base classes of
+``RunLoop``)."""
 
 _LOOP_NAMES = frozenset({"loop"})
 """Local names that hold a ``RunLoop`` across the source."""
