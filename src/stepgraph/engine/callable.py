@@ -13,7 +13,6 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from stepgraph._introspect import signature
-from stepgraph.engine.pool import submit
 from stepgraph.errors import GraphDefinitionError, StepgraphError
 
 if TYPE_CHECKING:
@@ -175,12 +174,9 @@ class NodeFunction:
 
 async def run_sync_in_thread(fn: Callable[..., Any], *args: Any) -> Any:
     """Run ``fn(*args)`` on the shared pool, keeping the context (contextvars) intact."""
-    import asyncio
-    import contextvars
+    from stepgraph.engine.hop import hop  # (asyncio: loaded by async runs only)
 
-
-    ctx = contextvars.copy_context()
-    return await asyncio.wrap_future(submit(ctx.run, fn, *args))
+    return await hop(fn, *args)
 
 
 class RunnableNode:
