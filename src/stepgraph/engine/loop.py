@@ -164,6 +164,7 @@ class RunLoop(InputPhase):
         self.volatile: frozenset[str] = frozenset()
         self.live_volatile: set[str] = set()
         self.max_version: Any = None
+        self.trigger_to_nodes: Mapping[str, Any] = graph.trigger_to_nodes
         self.finishable: tuple[str, ...] = ()
         self.output_writes_seen = False
         self.parent_task: Task | None = None
@@ -210,6 +211,7 @@ class RunLoop(InputPhase):
             self.saves.restored(saved)
         self.stop = self.step + self.recursion_limit + 1
         volatile, self.finishable = self.graph.channel_kinds()
+        self.trigger_to_nodes = self.graph.trigger_to_nodes
         self.volatile = frozenset(volatile)
         keys = self.output_keys
         # ``invoke`` returns the last output it saw, like LangGraph's last ``values`` chunk:
@@ -345,13 +347,19 @@ class RunLoop(InputPhase):
         """Apply the step's writes, emit ``values``, checkpoint, and check interrupts; the
         step's save ops are returned together (one ``Save``)."""
         tasks = list(self.tasks.values())
-        if any(t.held_for_handler for t in tasks):
+        held = paused = False
+        for t in tasks:
+            if t.held_for_handler:
+                held = True
+            if t.paused:
+                paused = True
+        if held:
             # A node failed and the run pauses before its error handler: nothing is
             # applied, the step's writes (and the node's error) stay pending.
             self.status = "interrupt_before"
             return self._breakpoint()
-        interrupted = [t for t in tasks if t.paused]
-        if interrupted:
+        if paused:
+            interrupted = [t for t in tasks if t.paused]
             self.status = "interrupted"
             self.interrupts = [i for t in interrupted for i in t.interrupts]
             if self.parent_task is None:
@@ -362,7 +370,7 @@ class RunLoop(InputPhase):
         new_version = self.next_version(self.max_version)
         self.updated = apply_writes(
             self.channels, self.versions, self.seen, tasks, self.next_version,
-            self.graph.trigger_to_nodes, self.volatile, self.finishable, self.step,
+            self.trigger_to_nodes, self.volatile, self.finishable, self.step,
             new_version=new_version, live=self.live_volatile, touched=self.saves.touched,
         )
         self.max_version = new_version

@@ -58,13 +58,18 @@ def plan_tasks(loop: RunLoop, *, for_execution: bool) -> dict[str, Task]:
     if updated is None:
         candidates: Any = nodes
     else:
-        t2n = loop.graph.trigger_to_nodes
-        names: set[str] = set()
-        for chan in updated:
-            subs = t2n.get(chan)
-            if subs:
-                names.update(subs)
-        candidates = sorted(names)
+        t2n = loop.trigger_to_nodes
+        if len(updated) == 1:  # (the common step: one channel moved)
+            for chan in updated:
+                subs = t2n.get(chan)
+            candidates = () if not subs else subs if len(subs) == 1 else sorted(set(subs))
+        else:
+            names: set[str] = set()
+            for chan in updated:
+                subs = t2n.get(chan)
+                if subs:
+                    names.update(subs)
+            candidates = sorted(names)
     versions = loop.versions
     seen_all = loop.seen
     inputs_cache: dict[Any, Any] = {}
