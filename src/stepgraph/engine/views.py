@@ -13,6 +13,8 @@ time. Callers get the view's own dict: copy it before handing it out.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from itertools import chain, compress
+from operator import ne
 from typing import Any
 
 __all__ = ["StateViews"]
@@ -36,13 +38,17 @@ _STABLE: frozenset[type] | None = None
 
 
 class StateViews:
-    """Views over one run's channels, keyed by the tuple of keys read."""
+    """Views over one run's channels, keyed by the tuple of keys read.
+
+    A view is ``(values, versions of its keys when read, the keys read every time)``; a
+    read compares the versions as one tuple (made and compared in C) and visits only the
+    keys whose version moved."""
 
     __slots__ = ("_channels", "_views")
 
     def __init__(self) -> None:
         self._channels: Any = None
-        self._views: dict[Any, tuple[dict[str, Any], dict[str, Any]]] = {}
+        self._views: dict[Any, tuple[dict[str, Any], tuple[Any, ...], tuple[str, ...]]] = {}
 
     def read(
         self, channels: Mapping[str, Any], versions: Mapping[str, Any], keys: tuple[str, ...]
@@ -52,39 +58,34 @@ class StateViews:
         if channels is not self._channels:
             self._channels = channels
             self._views = {}
+        now = tuple(map(versions.get, keys))
         entry = self._views.get(keys)
         if entry is None:
             stable = _STABLE if _STABLE is not None else (_STABLE := _stable_kinds())
             values: dict[str, Any] = {}
-            seen: dict[str, Any] = {}
+            always = []
             for k in keys:
                 ch = channels[k]
-                # a key of a channel that may copy is never "seen": it is read every time
-                seen[k] = versions.get(k) if type(ch) in stable else _ALWAYS
+                # a key of a channel that may copy is read every time
+                if type(ch) not in stable:
+                    always.append(k)
                 if ch.is_available():
                     values[k] = ch.get()
-            self._views[keys] = (values, seen)
+            self._views[keys] = (values, now, tuple(always))
             return values
-        values, seen = entry
+        values, then, always_keys = entry
+        if now == then and not always_keys:
+            return values
         added = False
-        for k in keys:
-            old = seen[k]
-            v = versions.get(k)
-            if old is _ALWAYS or v != old:
-                if old is not _ALWAYS:
-                    seen[k] = v
-                ch = channels[k]
-                if ch.is_available():
-                    if not added and k not in values:
-                        added = True
-                    values[k] = ch.get()
-                else:
-                    values.pop(k, None)
+        for k in chain(compress(keys, map(ne, now, then)), always_keys):
+            ch = channels[k]
+            if ch.is_available():
+                if not added and k not in values:
+                    added = True
+                values[k] = ch.get()
+            else:
+                values.pop(k, None)
         if added:  # keep the keys in their declared order, as a fresh read has them
             values = {k: values[k] for k in keys if k in values}
-            self._views[keys] = (values, seen)
+        self._views[keys] = (values, now, always_keys)
         return values
-
-
-_ALWAYS = object()
-"""``seen`` marker of a key read every time."""

@@ -56,3 +56,27 @@ def test_a_channel_that_copies_is_read_every_time() -> None:
     first = views.read(channels, {"t": 1}, ("t",))["t"]
     first.append(99)  # a node changing its input in place
     assert views.read(channels, {"t": 1}, ("t",))["t"] == [1, 2]
+
+
+def test_a_wide_view_refreshes_only_moved_keys_and_matches_full_reads() -> None:
+    import random
+
+    rng = random.Random(3)
+    keys = tuple(f"k{i}" for i in range(300))
+    channels: dict[str, Any] = {k: LastValue(int).from_checkpoint(i) for i, k in enumerate(keys)}
+    channels["k7"] = EphemeralValue(int).from_checkpoint(MISSING)
+    versions: dict[str, Any] = {k: 1 for k in keys if k != "k7"}
+    views = StateViews()
+    version = 1
+    for _ in range(60):
+        version += 1
+        for k in rng.sample(keys, 6):
+            ch = channels[k]
+            if isinstance(ch, EphemeralValue):
+                ch.update([version] if rng.random() < 0.5 else [])
+            else:
+                ch.update([version])
+            versions[k] = version
+        got = views.read(channels, versions, keys)
+        full = _full(channels, keys)
+        assert got == full and list(got) == list(full)
