@@ -61,6 +61,7 @@ def apply_writes(
     new_version: Version | None = None,
     live: set[str] | None = None,
     touched: Touched | None = None,
+    views: Any = None,
 ) -> set[str]:
     """Apply one step's writes to ``channels``; return the channels that became updated.
 
@@ -71,32 +72,39 @@ def apply_writes(
     those are visited besides the written ones, so a step costs what changed in it. ``live``
     (optional, kept up to date in place) narrows ``volatile`` to the ones that may hold a
     value; ``new_version`` saves a scan for the current maximum. ``touched`` (optional)
-    receives every channel given a new version and every node whose seen versions moved.
+    receives every channel given a new version and every node whose seen versions moved;
+    ``views`` (a ``StateViews``, optional) is told which channels got a new version.
     """
     ordered = tasks if type(tasks) is list and len(tasks) < 2 else sorted(tasks, key=_sort_key)
     bump_step, consumed = _mark_seen(ordered, versions, versions_seen, channels, touched)
-    changed = touched.channels if touched is not None else set()
-    if new_version is None:
-        new_version = next_version(max(versions.values()) if versions else None)
-    if consumed:
-        for chan in consumed:
-            if channels[chan].consume():
-                versions[chan] = new_version
-                changed.add(chan)
-    grouped = _group_writes(ordered, channels, step)
-    updated = _update_all(channels, grouped, versions, new_version, changed)
-    if bump_step:
-        _bump_idle(channels, volatile, live, grouped, versions, new_version, updated, changed)
-    if live is not None:
-        for chan in grouped:
-            if chan in volatile and channels[chan].is_available():
-                live.add(chan)
-    if bump_step and finishable:
-        # (``set.isdisjoint`` would iterate a whole dict argument: test the few updated)
-        if not any(c in trigger_to_nodes for c in updated):
-            for chan in finishable:
-                _bump(channels[chan], chan, channels[chan].finish, None, versions, new_version, updated,
-                      changed)
+    changed: set[str] = set()
+    try:
+        if new_version is None:
+            new_version = next_version(max(versions.values()) if versions else None)
+        if consumed:
+            for chan in consumed:
+                if channels[chan].consume():
+                    versions[chan] = new_version
+                    changed.add(chan)
+        grouped = _group_writes(ordered, channels, step)
+        updated = _update_all(channels, grouped, versions, new_version, changed)
+        if bump_step:
+            _bump_idle(channels, volatile, live, grouped, versions, new_version, updated, changed)
+        if live is not None:
+            for chan in grouped:
+                if chan in volatile and channels[chan].is_available():
+                    live.add(chan)
+        if bump_step and finishable:
+            # (``set.isdisjoint`` would iterate a whole dict argument: test the few updated)
+            if not any(c in trigger_to_nodes for c in updated):
+                for chan in finishable:
+                    _bump(channels[chan], chan, channels[chan].finish, None, versions, new_version, updated,
+                          changed)
+    finally:  # (also when a reducer raised: what moved is known)
+        if touched is not None:
+            touched.channels |= changed
+        if views is not None:
+            views.note(changed)
     return updated
 
 

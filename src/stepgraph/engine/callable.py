@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from stepgraph._introspect import signature
+from stepgraph.engine.hop import hop
 from stepgraph.errors import GraphDefinitionError, StepgraphError
 
 if TYPE_CHECKING:
@@ -174,8 +175,6 @@ class NodeFunction:
 
 async def run_sync_in_thread(fn: Callable[..., Any], *args: Any) -> Any:
     """Run ``fn(*args)`` on the shared pool, keeping the context (contextvars) intact."""
-    from stepgraph.engine.hop import hop  # (asyncio: loaded by async runs only)
-
     return await hop(fn, *args)
 
 

@@ -21,19 +21,21 @@ interpreter exit they are told to stop and joined, so a running job finishes, as
 
 from __future__ import annotations
 
-import asyncio
 import contextvars
 import os
-import queue
 import threading
+from _queue import SimpleQueue  # (the C type: `queue` itself costs an import of its own)
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from stepgraph.engine import pool
 
+if TYPE_CHECKING:
+    import asyncio
+
 __all__ = ["hop"]
 
-_jobs: queue.SimpleQueue[Any] = queue.SimpleQueue()
+_jobs: SimpleQueue[Any] = SimpleQueue()
 _lock = threading.Lock()
 _idle = 0
 """Workers waiting for a job and not yet claimed by a submitter."""
@@ -77,6 +79,8 @@ def _worker() -> None:
 async def hop(fn: Callable[..., Any], *args: Any) -> Any:
     """``fn(*args)`` on a worker thread, in a copy of the current context; its result."""
     global _idle, _limit
+    import asyncio  # (loaded by then: the caller is a coroutine; this module loads without it)
+
     if pool.watching():
         return await asyncio.wrap_future(pool.submit(contextvars.copy_context().run, fn, *args))
     loop = asyncio.get_running_loop()
@@ -113,7 +117,7 @@ def _stop() -> None:
 
 def _after_fork() -> None:
     global _jobs, _lock, _idle, _threads
-    _jobs = queue.SimpleQueue()
+    _jobs = SimpleQueue()
     _lock = threading.Lock()
     _idle = 0
     _threads = []

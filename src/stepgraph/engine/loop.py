@@ -372,6 +372,7 @@ class RunLoop(InputPhase):
             self.channels, self.versions, self.seen, tasks, self.next_version,
             self.trigger_to_nodes, self.volatile, self.finishable, self.step,
             new_version=new_version, live=self.live_volatile, touched=self.saves.touched,
+            views=self.views,
         )
         self.max_version = new_version
         self.pending_writes = []
@@ -413,6 +414,7 @@ class RunLoop(InputPhase):
             self.channels, self.versions, self.seen, sources, self.next_version,
             self.graph.trigger_to_nodes, self.volatile if volatile else (),
             self.finishable if volatile else (), live=self.live_volatile if volatile else None,
+            views=self.views,
         )
         if not volatile:
             self.live_volatile.update(c for c in updated if c in self.volatile)

@@ -110,7 +110,7 @@ def read_input(loop: RunLoop, node: Any, cache: dict[Any, Any]) -> Any:
     else:
         base = cache.get(spec)
         if base is None:
-            base = cache[spec] = loop.views.read(channels, loop.versions, spec)
+            base = cache[spec] = loop.views.read(channels, spec)
         value = dict(base)
         if node.managed_keys:
             managed = loop.graph.managed
