@@ -173,6 +173,7 @@ class RunLoop(InputPhase, LoopAccess):
         self.volatile: frozenset[str] = frozenset()
         self.live_volatile: set[str] = set()
         self.max_version: Any = None
+        self.trigger_to_nodes: Mapping[str, Any] = graph.trigger_to_nodes
         self.finishable: tuple[str, ...] = ()
         self.output_writes_seen = False
         self.track_output = False
@@ -216,6 +217,7 @@ class RunLoop(InputPhase, LoopAccess):
             self.pending_writes = list(saved.pending_writes or ())
         self.stop = self.step + self.recursion_limit + 1
         volatile, self.finishable = self.graph.channel_kinds()
+        self.trigger_to_nodes = self.graph.trigger_to_nodes
         self.volatile = frozenset(volatile)
         keys = self.output_keys
         # ``invoke`` returns the last output it saw, like LangGraph's last ``values`` chunk:
@@ -351,13 +353,19 @@ class RunLoop(InputPhase, LoopAccess):
         """Apply the step's writes, emit ``values``, checkpoint, and check interrupts; the
         step's save ops are returned together (one ``Save``)."""
         tasks = list(self.tasks.values())
-        if any(t.held_for_handler for t in tasks):
+        held = paused = False
+        for t in tasks:
+            if t.held_for_handler:
+                held = True
+            if t.paused:
+                paused = True
+        if held:
             # A node failed and the run pauses before its error handler: nothing is
             # applied, the step's writes (and the node's error) stay pending.
             self.status = "interrupt_before"
             return self._breakpoint()
-        interrupted = [t for t in tasks if t.paused]
-        if interrupted:
+        if paused:
+            interrupted = [t for t in tasks if t.paused]
             self.status = "interrupted"
             self.interrupts = [i for t in interrupted for i in t.interrupts]
             if self.parent_task is None:
@@ -368,8 +376,9 @@ class RunLoop(InputPhase, LoopAccess):
         new_version = self.next_version(self.max_version)
         self.updated = apply_writes(
             self.channels, self.versions, self.seen, tasks, self.next_version,
-            self.graph.trigger_to_nodes, self.volatile, self.finishable, self.step,
+            self.trigger_to_nodes, self.volatile, self.finishable, self.step,
             new_version=new_version, live=self.live_volatile, touched=self.saves.touched,
+            views=self.views,
         )
         self.max_version = new_version
         self.pending_writes = []
@@ -418,6 +427,7 @@ class RunLoop(InputPhase, LoopAccess):
             self.channels, self.versions, self.seen, sources, self.next_version,
             self.graph.trigger_to_nodes, self.volatile if volatile else (),
             self.finishable if volatile else (), live=self.live_volatile if volatile else None,
+            views=self.views,
         )
         if not volatile:
             self.live_volatile.update(c for c in updated if c in self.volatile)
