@@ -290,3 +290,40 @@ def join(skeleton: bytes, piece: Callable[[bytes], bytes | None]) -> bytes:
     _scan(buf, 0, 0, element)
     out.append(buf[last:])
     return b"".join(out)
+
+
+def elements(
+    data: bytes, piece: Callable[[bytes], bytes | None]
+) -> tuple[list[bytes], list[bytes]] | None:
+    """``(encoded elements, digests referenced)`` of a msgpack array (a list blob), with
+    piece references replaced by their pieces' bytes; ``None`` when ``data`` is not one array
+    (the caller decodes it whole). Raises ``KeyError`` with the digest of a piece ``piece``
+    does not know."""
+    keys = _all_refs(data)
+    if keys is not None:  # a list delta or snapshot of pieces only: no walk
+        out = [piece(key) for key in keys]
+        if None in out:
+            raise KeyError(keys[out.index(None)])
+        return out, keys  # type: ignore[return-value]
+    buf = memoryview(data)
+    found: list[bytes] = []
+    try:
+        kind, n, pos = _header(buf, 0)
+        if kind != 1:
+            return None
+        out = []
+        for _ in range(n):
+            end = _skip(buf, pos)
+            key = _ref_at(buf, pos, end)
+            if key is None:
+                out.append(data[pos:end])
+            else:
+                got = piece(key)
+                if got is None:
+                    raise KeyError(key)
+                out.append(got)
+                found.append(key)
+            pos = end
+    except (_Unsplittable, IndexError, ValueError, RecursionError):
+        return None
+    return (out, found) if pos == len(buf) else None
