@@ -361,8 +361,8 @@ class SaverCodec:
         """``{cache: (entries, bytes, budget)}`` of the memories of this codec."""
         usage = {"lists": (len(self._tips), self._tips.spent, self._tips.budget)}
         if self._decoded is not None:
-            lru = self._decoded.lru
-            usage["decoded"] = (len(lru), lru.spent, lru.budget)
+            found = self._decoded
+            usage["decoded"] = (len(found), found.spent, found.budget)
         return usage
 
     # --- reading ------------------------------------------------------------------------
@@ -545,7 +545,7 @@ class SaverCodec:
                 return MISSING
             if typ == PIECED:
                 where = f"in channel {key[2]!r}"
-                found = self._elements(data, piece, where) if self._decoded else None
+                found = self._elements(data, piece, where) if self._decoded is not None else None
                 if found is None:
                     typ, data = MSGPACK, self._join(data, piece, where)
                 else:  # the list's elements: decoded (or cloned) one by one

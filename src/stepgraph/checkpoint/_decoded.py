@@ -17,8 +17,8 @@ Safety:
   pydantic v2 models (copied the way ``BaseModel.__copy__`` does, but deeply); any other
   type anywhere in an element makes it ``Uncloneable``, and that element is decoded again at
   every read, as before.
-- **Bounded.** An ``Lru`` with a byte budget (``_lru.SHARES["decoded"]``); an entry costs a
-  multiple of its bytes (``COST_FACTOR``), an estimate of the decoded objects' size.
+- **Bounded.** A byte budget (``_lru.SHARES["decoded"]``); an entry costs a multiple of
+  its bytes (``COST_FACTOR``), an estimate of the decoded objects' size.
 """
 
 from __future__ import annotations
@@ -28,11 +28,12 @@ import decimal
 import enum
 import fractions
 import re
+import threading
 import uuid
 from collections.abc import Callable
 from typing import Any
 
-from stepgraph.checkpoint._lru import ENTRY_OVERHEAD, Lru
+from stepgraph.checkpoint._lru import ENTRY_OVERHEAD
 
 __all__ = ["COST_FACTOR", "DecodedElements", "Maker", "Uncloneable", "array_header", "array_size", "clone",
            "maker"]
@@ -191,10 +192,33 @@ _UNCLONEABLE = object()
 
 
 class DecodedElements:
-    """List elements decoded before, by their exact bytes (see the module docstring)."""
+    """List elements decoded before, by their exact bytes (see the module docstring).
+
+    Reads take no lock (one ``dict.get``); inserts do, and drop the oldest entries while the
+    cost of all is over ``budget`` (first in, first out: a chat reads all of its elements at
+    every turn, so recency would not tell them apart)."""
 
     def __init__(self, budget: int) -> None:
-        self.lru = Lru(budget)
+        self.budget = budget
+        self.spent = 0
+        self._map: dict[bytes, tuple[Any, int]] = {}
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._map)
+
+    def _put(self, key: bytes, value: Any, cost: int) -> None:
+        if cost > self.budget:
+            return
+        with self._lock:
+            old = self._map.pop(key, None)
+            if old is not None:
+                self.spent -= old[1]
+            self._map[key] = (value, cost)
+            self.spent += cost
+            while self.spent > self.budget:
+                oldest = next(iter(self._map))
+                self.spent -= self._map.pop(oldest)[1]
 
     def load(self, elements: list[bytes], loads_array: Callable[[bytes], Any]) -> list[Any]:
         """The values of the msgpack-encoded ``elements`` of a list, in order.
@@ -203,21 +227,20 @@ class DecodedElements:
         as one msgpack array, by ``loads_array`` (the serializer), and become masters."""
         out: list[Any] = []
         misses: list[int] = []
-        get = self.lru.get
+        get = self._map.get
         for i, data in enumerate(elements):
-            make = get(data) if len(data) >= MIN_CACHED else None
-            if make is None or make is _UNCLONEABLE:
+            found = get(data)
+            if found is None or found[0] is _UNCLONEABLE:
                 misses.append(i)
                 out.append(None)
             else:
-                out.append(make())
+                out.append(found[0]())
         if not misses:
             return out
         body = [elements[i] for i in misses]
         decoded = loads_array(array_header(len(body)) + b"".join(body))
         if type(decoded) is not list or len(decoded) != len(body):
             raise ValueError("a list's elements decoded to something else")
-        put = self.lru.put
         for i, data, value in zip(misses, body, decoded, strict=True):
             if len(data) < MIN_CACHED:
                 out[i] = value
@@ -226,8 +249,8 @@ class DecodedElements:
                 make = maker(value)  # the decoded value is the master: never handed out
             except (Uncloneable, RecursionError):  # (RecursionError: too deep to plan)
                 out[i] = value
-                put(data, _UNCLONEABLE, len(data) + ENTRY_OVERHEAD)
+                self._put(data, _UNCLONEABLE, len(data) + ENTRY_OVERHEAD)
                 continue
             out[i] = make()
-            put(data, make, COST_FACTOR * len(data) + ENTRY_OVERHEAD)
+            self._put(data, make, COST_FACTOR * len(data) + ENTRY_OVERHEAD)
         return out

@@ -229,12 +229,14 @@ def _all_refs(skeleton: bytes) -> list[bytes] | None:
     end = len(skeleton)
     if end - start != n * _REF_LEN:
         return None
-    out = []
-    for i in range(start, end, _REF_LEN):
-        if not skeleton.startswith(_REF_HEAD, i):
-            return None
-        out.append(skeleton[i + 3 : i + _REF_LEN])
-    return out
+    if (skeleton[start:end:_REF_LEN] != _HEAD_0 * n
+            or skeleton[start + 1 : end : _REF_LEN] != _HEAD_1 * n
+            or skeleton[start + 2 : end : _REF_LEN] != _HEAD_2 * n):  # fmt: skip
+        return None
+    return [skeleton[i : i + DIGEST_SIZE] for i in range(start + 3, end, _REF_LEN)]
+
+
+_HEAD_0, _HEAD_1, _HEAD_2 = (_REF_HEAD[i : i + 1] for i in range(3))
 
 
 def refs(skeleton: bytes) -> list[bytes]:
