@@ -212,9 +212,36 @@ def _ref_at(buf: memoryview, pos: int, end: int) -> bytes | None:
     return None
 
 
+_PARSED: dict[bytes, list[bytes] | None] = {}
+"""``_all_refs`` answers by skeleton bytes (the same rows are read again at every turn of a
+chat); at most ``_PARSED_MAX`` entries, the oldest dropped first."""
+_PARSED_MAX = 8192
+_PARSED_BYTES = 4096
+"""Longer skeletons are parsed at every call (a long snapshot is read rarely)."""
+
+
 def _all_refs(skeleton: bytes) -> list[bytes] | None:
     """The digests of a skeleton that is an array of references only (a list delta or
-    snapshot), found without walking; ``None`` for any other skeleton."""
+    snapshot), found without walking; ``None`` for any other skeleton. Callers must not
+    change the list returned."""
+    if len(skeleton) > _PARSED_BYTES or type(skeleton) is not bytes:
+        return _parse_refs(skeleton)
+    found = _PARSED.get(skeleton, _MISSING)
+    if found is _MISSING:
+        found = _parse_refs(skeleton)
+        if len(_PARSED) >= _PARSED_MAX:
+            try:
+                del _PARSED[next(iter(_PARSED))]
+            except (StopIteration, KeyError, RuntimeError):  # another thread got there first
+                pass
+        _PARSED[skeleton] = found
+    return found  # type: ignore[return-value]
+
+
+_MISSING: Any = object()
+
+
+def _parse_refs(skeleton: bytes) -> list[bytes] | None:
     if not skeleton:
         return None
     first = skeleton[0]
@@ -243,7 +270,7 @@ def refs(skeleton: bytes) -> list[bytes]:
     """The digests a skeleton references, in order."""
     fast = _all_refs(skeleton)
     if fast is not None:
-        return fast
+        return list(fast)
     buf = memoryview(skeleton)
     found: list[bytes] = []
 
