@@ -19,7 +19,7 @@ of the value stay within ``REPEAT_ALLOWANCE``; later repeats stay inline. Anythi
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 __all__ = ["MIN_PIECE", "REF_CODE", "REPEAT_ALLOWANCE", "join", "refs", "split", "split_items"]
@@ -212,7 +212,7 @@ def _ref_at(buf: memoryview, pos: int, end: int) -> bytes | None:
     return None
 
 
-_PARSED: dict[bytes, list[bytes] | None] = {}
+_PARSED: dict[bytes, tuple[bytes, ...] | None] = {}
 """``_all_refs`` answers by skeleton bytes (the same rows are read again at every turn of a
 chat); at most ``_PARSED_MAX`` entries, the oldest dropped first."""
 _PARSED_MAX = 8192
@@ -220,10 +220,9 @@ _PARSED_BYTES = 4096
 """Longer skeletons are parsed at every call (a long snapshot is read rarely)."""
 
 
-def _all_refs(skeleton: bytes) -> list[bytes] | None:
+def _all_refs(skeleton: bytes) -> tuple[bytes, ...] | None:
     """The digests of a skeleton that is an array of references only (a list delta or
-    snapshot), found without walking; ``None`` for any other skeleton. Callers must not
-    change the list returned."""
+    snapshot), found without walking; ``None`` for any other skeleton."""
     if len(skeleton) > _PARSED_BYTES or type(skeleton) is not bytes:
         return _parse_refs(skeleton)
     found = _PARSED.get(skeleton, _MISSING)
@@ -241,7 +240,7 @@ def _all_refs(skeleton: bytes) -> list[bytes] | None:
 _MISSING: Any = object()
 
 
-def _parse_refs(skeleton: bytes) -> list[bytes] | None:
+def _parse_refs(skeleton: bytes) -> tuple[bytes, ...] | None:
     if not skeleton:
         return None
     first = skeleton[0]
@@ -260,7 +259,7 @@ def _parse_refs(skeleton: bytes) -> list[bytes] | None:
             or skeleton[start + 1 : end : _REF_LEN] != _HEAD_1 * n
             or skeleton[start + 2 : end : _REF_LEN] != _HEAD_2 * n):  # fmt: skip
         return None
-    return [skeleton[i : i + DIGEST_SIZE] for i in range(start + 3, end, _REF_LEN)]
+    return tuple([skeleton[i : i + DIGEST_SIZE] for i in range(start + 3, end, _REF_LEN)])
 
 
 _HEAD_0, _HEAD_1, _HEAD_2 = (_REF_HEAD[i : i + 1] for i in range(3))
@@ -323,7 +322,7 @@ def join(skeleton: bytes, piece: Callable[[bytes], bytes | None]) -> bytes:
 
 def elements(
     data: bytes, piece: Callable[[bytes], bytes | None]
-) -> tuple[list[bytes], list[bytes]] | None:
+) -> tuple[list[bytes], Sequence[bytes]] | None:
     """``(encoded elements, digests referenced)`` of a msgpack array (a list blob), with
     piece references replaced by their pieces' bytes; ``None`` when ``data`` is not one array
     (the caller decodes it whole). Raises ``KeyError`` with the digest of a piece ``piece``
