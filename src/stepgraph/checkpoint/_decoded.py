@@ -14,7 +14,8 @@ Safety:
   decode to the same value. Bytes are only ever decoded by the saver's serializer (the safe
   decoder: exact registered names, size and depth limits); a master is what it returned.
 - **Only what can be cloned exactly.** ``clone`` knows plain containers, immutable atoms and
-  pydantic v2 models (copied the way ``BaseModel.__copy__`` does, but deeply); any other
+  pydantic v2 models without a custom ``model_post_init`` (copied the way
+  ``BaseModel.__copy__`` does, but deeply); any other
   type anywhere in an element makes it ``Uncloneable``, and that element is decoded again at
   every read, as before.
 - **Bounded.** A byte budget (``_lru.SHARES["decoded"]``); an entry costs a multiple of
@@ -69,6 +70,8 @@ def _model_class(cls: type) -> bool:
         if BaseModel is not None and issubclass(cls, BaseModel):
             base = set(BaseModel.__mro__)
             found = all(c.__dict__.get("__slots__", ()) == () for c in cls.__mro__ if c not in base)
+            # (``model_construct`` runs a custom ``model_post_init``; a copy would not)
+            found = found and getattr(cls, "__pydantic_post_init__", None) is None
         _MODELS[cls] = found
     return found
 

@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from pydantic import BaseModel
 
 from stepgraph.checkpoint import _pieces
 from stepgraph.checkpoint._decoded import (
@@ -93,7 +94,16 @@ class _Point:
     x: int
 
 
-@pytest.mark.parametrize("value", [bytearray(b"x"), _Point(1), [1, {"p": _Point(2)}], {_Point: 1}])
+class _Hooked(BaseModel):
+    x: int = 0
+
+    def model_post_init(self, context: Any) -> None:  # decoding runs it; a copy would not
+        pass
+
+
+@pytest.mark.parametrize(
+    "value", [bytearray(b"x"), _Point(1), [1, {"p": _Point(2)}], {_Point: 1}, _Hooked()]
+)
 def test_types_it_cannot_copy_exactly_are_refused(value: Any) -> None:
     with pytest.raises(Uncloneable):
         maker(value)
