@@ -122,7 +122,9 @@ def _openai(merged: list[Any]) -> list[Any]:
 # identity and checked by length and last element, so a list changed since is normalized.
 _Known = tuple[list[Any], int, Any, list[str], ModuleType, dict[str, int] | None]
 _KNOWN: OrderedDict[int, _Known] = OrderedDict()
-_KNOWN_MAX = 256
+_KNOWN_MAX = 16
+"""Lists remembered (each entry keeps its list, and so its messages, alive): a few cover a
+run's reducer chain; a run that loaded its list from a checkpoint has a fresh list anyway."""
 
 
 def _known_ids(

@@ -72,3 +72,26 @@ def test_messages_without_ids_are_never_reused() -> None:
     a = add_messages(left, right, format="dict")
     b = add_messages(left, right, format="dict")
     assert a[1]["id"] != b[1]["id"]
+
+
+
+def test_the_index_memory_keeps_few_lists_alive() -> None:
+    """Each run loads a fresh message list; the id-index memory must not keep the lists of
+    many past runs (and every message in them) alive."""
+    import gc
+    import weakref
+
+    from stepgraph.messages import _merge
+
+    class Marker(dict):  # a dict that can be weakly referenced
+        pass
+
+    refs = []
+    for run in range(200):
+        first = Marker(_msg(run))
+        refs.append(weakref.ref(first))
+        add_messages([first], [_msg(10_000 + run)], format="dict")
+    gc.collect()
+    alive = sum(1 for r in refs if r() is not None)
+    assert len(_merge._KNOWN) <= _merge._KNOWN_MAX
+    assert alive <= _merge._KNOWN_MAX <= 32
