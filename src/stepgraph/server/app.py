@@ -82,17 +82,20 @@ def create_app(settings: ServerSettings, *, registry: GraphRegistry | None = Non
             ctx = ServerContext(settings, registry, backend)
             ctx.limits = limits
             ctx.authorizer = authorizer
-            executor = RunExecutor(ctx)
-            ctx.events = MemoryEventLog(max_bytes=limits.run_log_bytes, finished_bytes=limits.finished_logs_bytes)
-            ctx.thread_logs = ThreadLogs(max_bytes=limits.thread_log_bytes, total_bytes=limits.thread_logs_bytes)
-            ctx.queue = LocalRunQueue(executor, executor.cancel_pending, n_jobs=settings.n_jobs,
-                                      finished_bytes=limits.finished_runs_bytes)
-            ctx.service = RunService(ctx)
             parts = None
-            if cluster is not None:  # the queue, log and service shared with the other processes
+            queue_opts = cluster if cluster is not None else _one_process_queue(backend)
+            if queue_opts is not None:  # the cluster's queue, leases, events (PostgreSQL or the SQLite file)
                 from stepgraph.server.cluster.wiring import start_cluster
 
-                parts = await start_cluster(ctx, cluster, n_jobs=settings.n_jobs)
+                parts = await start_cluster(ctx, queue_opts, n_jobs=settings.n_jobs)
+            else:  # an in-memory database: runs are tasks of this process
+                executor = RunExecutor(ctx)
+                ctx.events = MemoryEventLog(max_bytes=limits.run_log_bytes,
+                                            finished_bytes=limits.finished_logs_bytes)
+                ctx.thread_logs = ThreadLogs(max_bytes=limits.thread_log_bytes, total_bytes=limits.thread_logs_bytes)
+                ctx.queue = LocalRunQueue(executor, executor.cancel_pending, n_jobs=settings.n_jobs,
+                                          finished_bytes=limits.finished_runs_bytes)
+                ctx.service = RunService(ctx)
             ctx.metrics = RunMetrics(ctx.queue.active, settings.n_jobs)
             await ctx.assistants.ensure_system()
             await ctx.service.recover()
@@ -163,6 +166,23 @@ def create_app(settings: ServerSettings, *, registry: GraphRegistry | None = Non
                     exception_handlers=install_handlers())
     app.state.request_limits = request_limits
     return app
+
+
+def _one_process_queue(backend: Any) -> Any:
+    """The queue options of a process without cluster flags: on a SQLite file it runs the
+    cluster's code (leases, fencing, reaper) as the only process; ``None`` for a database
+    that lives in memory (or when ``STEPGRAPH_LOCAL_QUEUE=1``)."""
+    import os
+
+    if os.environ.get("STEPGRAPH_LOCAL_QUEUE") == "1":
+        return None
+    if backend.name != "sqlite" or backend.location == ":memory:":
+        return None
+    from stepgraph.server.cluster.options import ClusterOptions
+
+    opts = ClusterOptions.from_env(role="all")
+    opts.redis_url = None
+    return opts
 
 
 def _or_ui(skip: Any, ui: Any) -> Any:

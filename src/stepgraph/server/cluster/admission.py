@@ -225,8 +225,10 @@ class ClusterRunService(RunService):
             sql += " AND thread_id = %s"
             params.append(thread_id)
         if run_ids is not None:
-            sql += " AND run_id = ANY(%s)"
-            params.append(list(run_ids))
+            if not run_ids:
+                return 0
+            sql += f" AND run_id IN ({', '.join(['%s'] * len(run_ids))})"
+            params.extend(run_ids)
         if status in ("pending", "running"):
             sql += " AND status = %s"
             params.append(status)
