@@ -96,7 +96,8 @@ def create_app(settings: ServerSettings, *, registry: GraphRegistry | None = Non
                 ctx.queue = LocalRunQueue(executor, executor.cancel_pending, n_jobs=settings.n_jobs,
                                           finished_bytes=limits.finished_runs_bytes)
                 ctx.service = RunService(ctx)
-            ctx.metrics = RunMetrics(ctx.queue.active, settings.n_jobs)
+            ctx.metrics = RunMetrics(ctx.queue.active, settings.n_jobs,
+                                     live=getattr(ctx.service, "live_runs", None))
             await ctx.assistants.ensure_system()
             await ctx.service.recover()
             ctx.ttl_sweeper = TtlSweeper(ctx, settings.thread_ttl)
