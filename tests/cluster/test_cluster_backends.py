@@ -201,3 +201,17 @@ async def test_a_zombie_publisher_stops_and_counts(db: Db) -> None:
     assert stale == [2] and pub.stale
     assert await _sql(db, "SELECT COUNT(*) FROM sg_run_events", rows=True) == [(0,)]
     assert await read_counters(db.pool) == {}
+
+
+async def test_ended_streams_are_dropped_after_their_retention(db: Db) -> None:
+    async def no_wait(run_id: str, timeout: float) -> None:
+        await asyncio.sleep(0)
+
+    events = PgEvents(db.pool, no_wait)
+    await events.append("old", [("values", b"1"), ("__end__", b"{}")])
+    await events.append("live", [("values", b"2")])
+    await _sql(db, "UPDATE sg_run_events SET created_at = created_at - 100")
+    await events.append("new", [("values", b"3"), ("__end__", b"{}")])
+    assert await events.prune(50) == 2
+    left = await _sql(db, "SELECT run_id FROM sg_run_events ORDER BY seq", rows=True)
+    assert [r for (r,) in left] == ["live", "new", "new"]

@@ -171,12 +171,9 @@ def create_app(settings: ServerSettings, *, registry: GraphRegistry | None = Non
 
 def _one_process_queue(backend: Any) -> Any:
     """The queue options of a process without cluster flags: on a SQLite file it runs the
-    cluster's code (leases, fencing, reaper) as the only process; ``None`` for a database
-    that lives in memory (or when ``STEPGRAPH_LOCAL_QUEUE=1``)."""
-    import os
-
-    if os.environ.get("STEPGRAPH_LOCAL_QUEUE") == "1":
-        return None
+    cluster's code (queue table, leases, fencing, reaper, events in the file) as its only
+    process; ``None`` (runs as tasks of this process) for an in-memory database and for
+    PostgreSQL without cluster flags."""
     if backend.name != "sqlite" or backend.location == ":memory:":
         return None
     from stepgraph.server.cluster.options import ClusterOptions

@@ -76,6 +76,7 @@ SQLITE_DDL = (
     " seq INTEGER PRIMARY KEY AUTOINCREMENT, run_id TEXT NOT NULL, name TEXT NOT NULL, data BLOB NOT NULL,"
     f" created_at REAL NOT NULL DEFAULT ({SQLITE_NOW}))",
     "CREATE INDEX IF NOT EXISTS sg_run_events_run ON sg_run_events (run_id, seq)",
+    "CREATE INDEX IF NOT EXISTS sg_run_events_end ON sg_run_events (created_at) WHERE name = '__end__'",
     "CREATE TABLE IF NOT EXISTS sg_cluster_counters (name TEXT PRIMARY KEY, n INTEGER NOT NULL)",
     "CREATE TABLE IF NOT EXISTS sg_thread_events ("
     " thread_id TEXT NOT NULL, seq INTEGER NOT NULL, method TEXT NOT NULL, ns TEXT NOT NULL, name TEXT,"

@@ -76,6 +76,8 @@ class ClusterRunQueue(RunQueue):
         self._closing = False
         self.on_reaped: Callable[[str, int], Awaitable[None]] | None = None
         """Called for each run taken back, with the epoch that lost it (set by ``wiring``)."""
+        self.on_pass: Callable[[], Awaitable[Any]] | None = None
+        """Called after each reaper pass (set by ``wiring``: drops the events of old runs)."""
         self.starter: Starter | None = None
         """Turns a claimed row into a job (set by ``wiring``: reads the run, settles edge cases)."""
         listener.on("sg_wake", lambda _: self._wake.set())
@@ -271,6 +273,8 @@ class ClusterRunQueue(RunQueue):
             await asyncio.sleep(self.opts.reaper)
             try:
                 await self.reap()
+                if self.on_pass is not None:
+                    await self.on_pass()
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # noqa: BLE001 - next round

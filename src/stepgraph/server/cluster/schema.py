@@ -42,6 +42,7 @@ _DDL = (
     " seq BIGSERIAL PRIMARY KEY, run_id TEXT NOT NULL, name TEXT NOT NULL, data BYTEA NOT NULL,"
     " created_at DOUBLE PRECISION NOT NULL DEFAULT extract(epoch from clock_timestamp()))",
     "CREATE INDEX IF NOT EXISTS sg_run_events_run ON sg_run_events (run_id, seq)",
+    "CREATE INDEX IF NOT EXISTS sg_run_events_end ON sg_run_events (created_at) WHERE name = '__end__'",
     "CREATE TABLE IF NOT EXISTS sg_cluster_counters (name TEXT PRIMARY KEY, n BIGINT NOT NULL)",
     "CREATE TABLE IF NOT EXISTS sg_thread_events ("
     " thread_id TEXT NOT NULL, seq BIGINT NOT NULL, method TEXT NOT NULL, ns TEXT NOT NULL, name TEXT,"

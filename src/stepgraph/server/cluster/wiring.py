@@ -95,6 +95,8 @@ async def start_cluster(ctx: ServerContext, opts: ClusterOptions, *, n_jobs: int
             logger.warning("run %s: its event stream could not be fenced: %s", run_id, exc)
 
     queue.on_reaped = fence_events
+    if isinstance(store, PgEvents):
+        queue.on_pass = lambda: store.prune(opts.stream_retention)
     ctx.queue = queue
     ctx.service = ClusterRunService(ctx, pool, listener, pg_events=not opts.redis_url)
     queue.start()
