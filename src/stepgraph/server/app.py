@@ -11,6 +11,8 @@ from starlette.applications import Starlette
 from starlette.middleware import Middleware
 
 from stepgraph.server.bodylimit import BodyLimitMiddleware
+from stepgraph.server.cluster.options import ClusterOptions
+from stepgraph.server.cluster.options import pool_size as cluster_pool_size
 from stepgraph.server.config_errors import CONFIG_INVALID
 from stepgraph.server.config_store import index_config
 from stepgraph.server.context import ServerContext
@@ -72,9 +74,7 @@ def create_app(settings: ServerSettings, *, registry: GraphRegistry | None = Non
         cluster = settings.cluster
         pool_size = None
         if cluster is not None:
-            from stepgraph.server.cluster.options import pool_size as _pool_size
-
-            pool_size = _pool_size(cluster.role, settings.n_jobs)
+            pool_size = cluster_pool_size(cluster.role, settings.n_jobs)
         async with open_backend(settings.database_url, settings.default_db_path, pool_size=pool_size,
                                 store_index=store_index, store_ttl=settings.store.ttl,
                                 check_connections=cluster is not None) as backend, \
@@ -176,8 +176,6 @@ def _one_process_queue(backend: Any) -> Any:
     PostgreSQL without cluster flags."""
     if backend.name != "sqlite" or backend.location == ":memory:":
         return None
-    from stepgraph.server.cluster.options import ClusterOptions
-
     opts = ClusterOptions.from_env(role="all")
     opts.redis_url = None
     return opts

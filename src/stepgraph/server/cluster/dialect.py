@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import functools
 import re
+import sqlite3
 from dataclasses import dataclass
 from typing import Any
 
@@ -98,8 +99,6 @@ class Dialect:
     def unique_errors(self) -> tuple[type[BaseException], ...]:
         """The exceptions of a unique index refusing a row."""
         if self.name == "sqlite":
-            import sqlite3
-
             return (sqlite3.IntegrityError,)
         import psycopg
 
