@@ -76,14 +76,14 @@ def _background_load(url: str, stop: threading.Event, concurrency: int) -> list[
     return threads
 
 
-def pickup(redis: bool, samples: int, *, plain: bool = False) -> tuple[float, float]:
+def pickup(redis: bool, samples: int, *, plain: bool | str = False) -> tuple[float, float]:
     """p50/p99 of create-to-first-step-event at half load: 1 API + 1 worker (``plain``: one
-    process outside cluster mode, the reference)."""
+    process outside cluster mode, the reference; ``"sqlite"``: one process on a SQLite file)."""
     with tempfile.TemporaryDirectory() as tmp:
         cluster = Cluster(Path(tmp), redis=redis)
         try:
             if plain:
-                api = cluster.add("plain")
+                api = cluster.add("sqlite" if plain == "sqlite" else "plain")
             else:
                 api = cluster.add("api")
                 cluster.add("worker")
@@ -127,6 +127,8 @@ def throughput(workers: int, runs: int, *, single: str | None = None, jobs: int 
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--sqlite", action="store_true",
+                        help="only the one-process SQLite figures (what `stepgraph dev` runs)")
     parser.add_argument("--jobs", type=int, default=4, help="runs per worker in the throughput figures")
     parser.add_argument("--rounds", type=int, default=2,
                         help="throughput rounds (1, 2, 4 workers each); the best of each is kept")
@@ -139,6 +141,8 @@ def main() -> int:
     per_worker = (6 if args.quick else 20) * args.jobs
     print(f"load average at start: {os.getloadavg()[0]:.1f} ({os.cpu_count()} cores)")
     print("| measure | value |\n|---|---|")
+    if args.sqlite:
+        return _sqlite_figures(samples, per_worker, args)
     for label, redis, plain in (("Redis", True, False), ("Postgres-only", False, False),
                                 ("one process outside cluster mode", False, True)):
         p50, p99 = pickup(redis, samples, plain=plain)
@@ -156,6 +160,17 @@ def main() -> int:
               f"({best[n] / (n * base):.2f} x N x one) |")
     print(f"| 1 API + 1 worker / one `--role all` cluster process / one process outside cluster mode "
           f"| {best[1]:.1f} / {best['all']:.1f} / {best['plain']:.1f} runs/s |")
+    print(f"load average at the end: {os.getloadavg()[0]:.1f}")
+    return 0
+
+
+def _sqlite_figures(samples: int, runs: int, args: argparse.Namespace) -> int:
+    """Pickup and throughput of one process on a SQLite file (``stepgraph dev``'s path)."""
+    p50, p99 = pickup(False, samples, plain="sqlite")
+    print(f"| pickup, one process on SQLite (create to first step event) | p50 {p50 * 1000:.0f} ms, "
+          f"p99 {p99 * 1000:.0f} ms |", flush=True)
+    rate = max(throughput(1, runs, single="sqlite", jobs=args.jobs) for _ in range(max(1, args.rounds)))
+    print(f"| throughput, one process on SQLite x {args.jobs} jobs, 5 x 100 ms runs | {rate:.1f} runs/s |")
     print(f"load average at the end: {os.getloadavg()[0]:.1f}")
     return 0
 

@@ -87,14 +87,16 @@ class Cluster:
         (tmp / "stepgraph.json").write_text(json.dumps({"graphs": {"g": str(HERE / "cluster_graphs.py") + ":graph"}}))
 
     def start(self, role: str, *, wait: bool = True) -> Proc:
-        """Start a process of ``role`` (``plain``: one ``stepgraph serve`` outside cluster mode,
-        today's single process, on the same database)."""
+        """Start a process of ``role`` (``plain``: one ``stepgraph serve`` without cluster flags
+        on the same database; ``sqlite``: the same on the SQLite file ``db.sqlite`` of the
+        cluster's directory, what ``stepgraph dev`` runs)."""
         port = _free_port()
         exe = Path(sys.executable).with_name("stepgraph")
+        db_url = str(self.tmp / "db.sqlite") if role == "sqlite" else self.db_url
         cmd = [str(exe) if exe.exists() else sys.executable, *([] if exe.exists() else ["-m", "stepgraph.cli"]),
                "serve", "--config", str(self.tmp / "stepgraph.json"), "--port", str(port),
-               "--database-url", self.db_url, "--jobs", str(self.jobs), "--log-level", "info"]
-        if role != "plain":
+               "--database-url", db_url, "--jobs", str(self.jobs), "--log-level", "info"]
+        if role not in ("plain", "sqlite"):
             cmd += ["--role", role]
             if self.redis_url:
                 cmd += ["--redis-url", self.redis_url]

@@ -142,7 +142,9 @@ def test_limits_from_the_environment() -> None:
 # -- through the server ---------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def srv(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    server = runtime_server(tmp_path_factory.mktemp("budgets") / "db.sqlite", heartbeat=0.3, limits=LIMITS)
+    # an in-memory database: runs, their event logs and the v3 thread logs are kept in this
+    # process (``LocalRunQueue``, ``MemoryEventLog``), within these budgets
+    server = runtime_server(":memory:", heartbeat=0.3, limits=LIMITS)
     try:
         yield server
     finally:

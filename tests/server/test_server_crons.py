@@ -180,15 +180,16 @@ def test_stateless_cron_makes_a_thread_per_firing(server: RunningServer, client:
     dropped = client.crons.create("simple", schedule="0 0 1 1 *", input={"value": "d"})
     due = _when(kept["next_run_date"])
     started = _tick(server, due + timedelta(seconds=1))
-    jobs = {server.ctx.queue.job(r).run["metadata"]["cron_id"]: server.ctx.queue.job(r) for r in started}
+    runs = [_on_server(server, server.ctx.runs.find(r)) for r in started]
+    jobs = {run["metadata"]["cron_id"]: run for run in runs}
     assert {kept["cron_id"], dropped["cron_id"]} <= set(jobs)
     deadline = time.monotonic() + 20
-    while not all(jobs[c["cron_id"]].done.is_set() for c in (kept, dropped)):
+    while any(_on_server(server, server.ctx.service.busy(jobs[c["cron_id"]]["thread_id"])) for c in (kept, dropped)):
         assert time.monotonic() < deadline
         time.sleep(0.05)
-    assert jobs[kept["cron_id"]].thread_id != jobs[dropped["cron_id"]].thread_id
+    assert jobs[kept["cron_id"]]["thread_id"] != jobs[dropped["cron_id"]]["thread_id"]
     kept_threads = client.threads.search(metadata={"cron_id": kept["cron_id"]})
-    assert [t["thread_id"] for t in kept_threads] == [jobs[kept["cron_id"]].thread_id]
+    assert [t["thread_id"] for t in kept_threads] == [jobs[kept["cron_id"]]["thread_id"]]
     assert kept_threads[0]["values"]["value"] == "kab"
     assert client.threads.search(metadata={"cron_id": dropped["cron_id"]}) == []  # deleted after its run
     _tick(server, due.replace(year=due.year + 1) + timedelta(seconds=1))

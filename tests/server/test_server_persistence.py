@@ -66,7 +66,7 @@ def test_restart_during_a_run(tmp_path) -> None:
     try:
         c = get_sync_client(url=srv.url, api_key=None)
         tid = c.threads.create()["thread_id"]
-        running = c.runs.create(tid, "two_step", input={"delay": 30})
+        running = c.runs.create(tid, "two_step", input={"delay": 2}, durability="sync")
         queued = c.runs.create(tid, "simple", input={"value": "q"})
         deadline = time.monotonic() + 10
         while c.runs.get(tid, running["run_id"])["status"] != "running":
@@ -75,9 +75,11 @@ def test_restart_during_a_run(tmp_path) -> None:
     finally:
         srv.stop()
     srv = start_server(db)
-    try:
+    try:  # a stopping server gives its runs back to the queue: the next one resumes them
         c = get_sync_client(url=srv.url, api_key=None)
-        assert c.runs.get(tid, running["run_id"])["status"] == "interrupted"
+        assert c.runs.join(tid, running["run_id"])["steps"] == ["a", "b"]  # `a` committed, not run again
+        resumed = c.runs.get(tid, running["run_id"])
+        assert resumed["status"] == "success" and resumed["kwargs"]["config"]["metadata"]["run_attempt"] == 2
         assert c.runs.join(tid, queued["run_id"]) is not None
         assert c.runs.get(tid, queued["run_id"])["status"] == "success"
         assert c.threads.get(tid)["status"] in ("idle", "interrupted")

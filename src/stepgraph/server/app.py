@@ -11,6 +11,8 @@ from starlette.applications import Starlette
 from starlette.middleware import Middleware
 
 from stepgraph.server.bodylimit import BodyLimitMiddleware
+from stepgraph.server.cluster.options import ClusterOptions
+from stepgraph.server.cluster.options import pool_size as cluster_pool_size
 from stepgraph.server.config_errors import CONFIG_INVALID
 from stepgraph.server.config_store import index_config
 from stepgraph.server.context import ServerContext
@@ -72,9 +74,7 @@ def create_app(settings: ServerSettings, *, registry: GraphRegistry | None = Non
         cluster = settings.cluster
         pool_size = None
         if cluster is not None:
-            from stepgraph.server.cluster.options import pool_size as _pool_size
-
-            pool_size = _pool_size(cluster.role, settings.n_jobs)
+            pool_size = cluster_pool_size(cluster.role, settings.n_jobs)
         async with open_backend(settings.database_url, settings.default_db_path, pool_size=pool_size,
                                 store_index=store_index, store_ttl=settings.store.ttl,
                                 check_connections=cluster is not None) as backend, \
@@ -82,18 +82,22 @@ def create_app(settings: ServerSettings, *, registry: GraphRegistry | None = Non
             ctx = ServerContext(settings, registry, backend)
             ctx.limits = limits
             ctx.authorizer = authorizer
-            executor = RunExecutor(ctx)
-            ctx.events = MemoryEventLog(max_bytes=limits.run_log_bytes, finished_bytes=limits.finished_logs_bytes)
-            ctx.thread_logs = ThreadLogs(max_bytes=limits.thread_log_bytes, total_bytes=limits.thread_logs_bytes)
-            ctx.queue = LocalRunQueue(executor, executor.cancel_pending, n_jobs=settings.n_jobs,
-                                      finished_bytes=limits.finished_runs_bytes)
-            ctx.service = RunService(ctx)
             parts = None
-            if cluster is not None:  # the queue, log and service shared with the other processes
+            queue_opts = cluster if cluster is not None else _one_process_queue(backend)
+            if queue_opts is not None:  # the cluster's queue, leases, events (PostgreSQL or the SQLite file)
                 from stepgraph.server.cluster.wiring import start_cluster
 
-                parts = await start_cluster(ctx, cluster, n_jobs=settings.n_jobs)
-            ctx.metrics = RunMetrics(ctx.queue.active, settings.n_jobs)
+                parts = await start_cluster(ctx, queue_opts, n_jobs=settings.n_jobs)
+            else:  # an in-memory database: runs are tasks of this process
+                executor = RunExecutor(ctx)
+                ctx.events = MemoryEventLog(max_bytes=limits.run_log_bytes,
+                                            finished_bytes=limits.finished_logs_bytes)
+                ctx.thread_logs = ThreadLogs(max_bytes=limits.thread_log_bytes, total_bytes=limits.thread_logs_bytes)
+                ctx.queue = LocalRunQueue(executor, executor.cancel_pending, n_jobs=settings.n_jobs,
+                                          finished_bytes=limits.finished_runs_bytes)
+                ctx.service = RunService(ctx)
+            ctx.metrics = RunMetrics(ctx.queue.active, settings.n_jobs,
+                                     live=getattr(ctx.service, "live_runs", None))
             await ctx.assistants.ensure_system()
             await ctx.service.recover()
             ctx.ttl_sweeper = TtlSweeper(ctx, settings.thread_ttl)
@@ -163,6 +167,18 @@ def create_app(settings: ServerSettings, *, registry: GraphRegistry | None = Non
                     exception_handlers=install_handlers())
     app.state.request_limits = request_limits
     return app
+
+
+def _one_process_queue(backend: Any) -> Any:
+    """The queue options of a process without cluster flags: on a SQLite file it runs the
+    cluster's code (queue table, leases, fencing, reaper, events in the file) as its only
+    process; ``None`` (runs as tasks of this process) for an in-memory database and for
+    PostgreSQL without cluster flags."""
+    if backend.name != "sqlite" or backend.location == ":memory:":
+        return None
+    opts = ClusterOptions.from_env(role="all")
+    opts.redis_url = None
+    return opts
 
 
 def _or_ui(skip: Any, ui: Any) -> Any:

@@ -18,6 +18,7 @@ import contextlib
 import logging
 import time
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from stepgraph.server.cluster.docsql import delete_doc, lock_thread, set_status, update_run
@@ -43,6 +44,15 @@ _ACTIVE = ("SELECT run_id, status FROM sg_run_queue WHERE thread_id = %s AND sta
            " ORDER BY seq")
 
 
+@dataclass
+class LiveRun:
+    """A pending or running run as ``/metrics`` counts it (the shape of a ``RunJob``)."""
+
+    run: dict[str, Any]
+    status: str
+    not_before: float
+
+
 class ClusterRunService(RunService):
     """``RunService`` whose decisions are transactions on the cluster's queue."""
 
@@ -52,6 +62,8 @@ class ClusterRunService(RunService):
         self.listener = listener
         self.pg_events = pg_events
         self._detached: set[asyncio.Task[None]] = set()
+        self._graphs: dict[str, str] = {}
+        """Graph ids of the runs seen by ``live_runs`` (a run's graph never changes)."""
 
     @property
     def _events(self) -> SharedEventLog:
@@ -90,6 +102,9 @@ class ClusterRunService(RunService):
                 except Exception as exc:  # noqa: BLE001 - Redis away: the run is accepted all the same
                     logger.warning("run %s: its metadata event could not be published: %s", run_id, exc)
             await conn.execute("SELECT pg_notify('sg_wake', '')")
+        metrics = getattr(self.ctx, "metrics", None)
+        if metrics is not None:
+            metrics.run_created(str(assistant["graph_id"]))
         reader = self._reader(run)
         return RunJob(run=run, log=reader, temporary=temporary)  # type: ignore[arg-type]
 
@@ -145,6 +160,24 @@ class ClusterRunService(RunService):
             run = await self.ctx.runs.find(run_id)
             if run is not None:
                 out.append({**run, "status": "running" if status == "running" else run.get("status", "pending")})
+        return out
+
+    async def live_runs(self) -> list[LiveRun]:
+        """Every pending and running run of the queue (``/metrics``), oldest first."""
+        async with self.pool.connection() as conn:
+            rows = await (await conn.execute(
+                f"SELECT run_id, status, not_before - {NOW} FROM sg_run_queue"
+                " WHERE status IN ('pending', 'running') ORDER BY seq LIMIT 10000")).fetchall()
+        out = []
+        now = time.time()
+        for run_id, status, due_in in rows:
+            graph_id = self._graphs.get(run_id)
+            if graph_id is None:
+                run = await self.ctx.runs.find(run_id)
+                graph_id = self._graphs[run_id] = str(((run or {}).get("metadata") or {}).get("graph_id"))
+                if len(self._graphs) > 50_000:
+                    self._graphs.clear()
+            out.append(LiveRun({"metadata": {"graph_id": graph_id}}, status, now + float(due_in or 0.0)))
         return out
 
     async def busy(self, thread_id: str) -> bool:
@@ -225,8 +258,10 @@ class ClusterRunService(RunService):
             sql += " AND thread_id = %s"
             params.append(thread_id)
         if run_ids is not None:
-            sql += " AND run_id = ANY(%s)"
-            params.append(list(run_ids))
+            if not run_ids:
+                return 0
+            sql += f" AND run_id IN ({', '.join(['%s'] * len(run_ids))})"
+            params.extend(run_ids)
         if status in ("pending", "running"):
             sql += " AND status = %s"
             params.append(status)

@@ -5,8 +5,9 @@ forwards them, in order, to the shared stream; any API process reads them with a
 ``StreamReader``. With Redis each run is a Stream ``<prefix>run:<run_id>`` whose entry ids
 are the SSE ids (``<ms>-<seq>``, assigned by Redis, strictly increasing), so
 ``Last-Event-ID`` replay, joins and live delivery are one structure. Without Redis
-(Postgres-only mode) events are rows of ``sg_run_events``, their id ``<seq>-0``, and
-readers wake on ``NOTIFY sg_events``. The end of a run's events is an entry named
+(Postgres-only mode, and one process on SQLite) events are rows of ``sg_run_events``, their
+id ``<seq>-0``, and readers wake on ``NOTIFY sg_events``; the rows of a run are deleted
+``retention`` seconds after its end (``prune``, from the reaper). The end of a run's events is an entry named
 ``__end__``; a stream is kept ``retention`` seconds after it.
 
 Publishing never fails a run: an unreachable Redis delays the events (retried in order)
@@ -33,6 +34,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from stepgraph.server.cluster.schema import NOW
 from stepgraph.server.runtime.eventlog import Event, EventLog, RunLog
 
 __all__ = ["PgEvents", "PublishingRunLog", "RedisEvents", "SharedEventLog", "StaleEpoch", "StreamReader"]
@@ -176,6 +178,15 @@ class PgEvents(EventStore):
             return rows
         await self._wait_for(run_id, block)
         return await self._rows(run_id, after, count)
+
+    async def prune(self, retention: float) -> int:
+        """Delete the events of runs whose stream ended more than ``retention`` s ago (what
+        Redis does with ``EXPIRE``); how many."""
+        async with self.pool.connection() as conn:
+            cur = await conn.execute(
+                "DELETE FROM sg_run_events WHERE run_id IN (SELECT run_id FROM sg_run_events"
+                f" WHERE name = '{END}' AND created_at < {NOW} - %s)", (retention,))
+            return max(0, cur.rowcount)
 
     async def last_key(self, run_id: str) -> tuple[tuple[int, int] | None, bool]:
         async with self.pool.connection() as conn:

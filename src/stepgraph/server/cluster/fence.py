@@ -7,7 +7,9 @@ transaction with ``SELECT ... FOR SHARE`` of the run's queue row, conditional on
 and ``status = 'running'``: a reaper or another worker changing the lease must wait for
 that transaction, and a write after the lease moved on is refused with ``LeaseLost`` (the
 local run then stops). Writes outside a run (state updates from the API, deletes) are not
-fenced.
+fenced. ``FencedSqliteSaver`` does the same on SQLite: the fence is the first statement of
+the write's ``BEGIN IMMEDIATE`` transaction, which holds the database's write lock until
+the commit, so the reaper and the next claim (writers too) wait for it.
 """
 
 from __future__ import annotations
@@ -21,12 +23,13 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-from stepgraph.checkpoint._flows import Flow, R
+from stepgraph.checkpoint._flows import Flow, Op, R
 from stepgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+from stepgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from stepgraph.server.cluster.retry import ReplayableFlow, retrying
 from stepgraph.server.cluster.schema import bump_counter
 
-__all__ = ["FENCE_SQL", "FencedPostgresSaver", "Lease", "LeaseLost", "current_lease"]
+__all__ = ["FENCE_SQL", "FencedPostgresSaver", "FencedSqliteSaver", "Lease", "LeaseLost", "current_lease"]
 
 logger = logging.getLogger("stepgraph.server")
 
@@ -35,6 +38,9 @@ FENCE_SQL = ("SELECT cancel_action, set_config('idle_in_transaction_session_time
 """The fence: the queue row of a run still held with this epoch (locked until commit). The
 transaction may stay idle at most the lease's length: a worker frozen inside it (SIGSTOP,
 a long GC pause) loses its session, so its row lock never blocks the reaper for long."""
+
+_SQLITE_FENCE = "SELECT cancel_action FROM sg_run_queue WHERE run_id = ? AND lease_epoch = ? AND status = 'running'"
+"""The fence on SQLite (no row lock: the transaction holds the database's write lock)."""
 
 
 class LeaseLost(RuntimeError):  # noqa: N818 - the name says what happened
@@ -121,4 +127,40 @@ class FencedPostgresSaver(AsyncPostgresSaver):
             result = await replay.drive(cursor)
         if action and lease is not None:
             lease.on_cancel(action)
+        return result
+
+
+def _fenced_flow(flow: Flow[R], lease: Lease, actions: list[str | None]) -> Flow[R]:
+    """``flow`` preceded by the fence, in the same transaction (SQLite)."""
+    rows = yield Op(_SQLITE_FENCE, (lease.run_id, lease.epoch))
+    if not rows:
+        lease.refused += 1
+        raise LeaseLost(lease.run_id, lease.epoch)
+    actions.append(rows[0][0])
+    return (yield from flow)
+
+
+class FencedSqliteSaver(AsyncSqliteSaver):
+    """``AsyncSqliteSaver`` whose writes for a leased run are conditional on the lease (the
+    queue is in the same database file). ``on_refused`` counts a refused write."""
+
+    on_refused: Callable[[], Any] | None = None
+
+    async def _atransact(self, flow: Flow[R], write: bool) -> R:
+        lease = current_lease.get()
+        if not write or lease is None:
+            return await super()._atransact(flow, write)
+        actions: list[str | None] = []
+        try:
+            result = await asyncio.to_thread(self._transact, _fenced_flow(flow, lease, actions), True)
+        except LeaseLost:
+            logger.warning("run %s: a checkpoint write of stale lease epoch %d was refused",
+                           lease.run_id, lease.epoch)
+            lease.mark_lost()
+            if self.on_refused is not None:
+                with contextlib.suppress(Exception):
+                    await self.on_refused()
+            raise
+        if actions and actions[0]:
+            lease.on_cancel(actions[0])
         return result

@@ -1,5 +1,8 @@
 """``Listener``: one ``LISTEN`` connection per process, dispatching Postgres notifications.
 
+``LocalListener`` is the same for one process on SQLite: the notifications of its own
+transactions (``litepool``'s ``pg_notify``) are dispatched in-process, after their commit.
+
 Channels: ``sg_wake`` (a run became claimable), ``sg_cancel`` (payload ``run_id:action``),
 ``sg_done`` (payload: a run id that finished) and ``sg_events`` (payload: a run id with new
 events, Postgres-only mode). Notifications are only wake-ups: every decision is re-read
@@ -15,7 +18,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["CHANNELS", "Listener"]
+__all__ = ["CHANNELS", "Listener", "LocalListener"]
 
 logger = logging.getLogger("stepgraph.server")
 
@@ -95,3 +98,20 @@ class Listener:
                 if conn is not None:
                     with contextlib.suppress(Exception):
                         await conn.close()
+
+
+class LocalListener(Listener):
+    """``Listener`` of a process whose notifications all come from itself (SQLite)."""
+
+    def __init__(self) -> None:
+        super().__init__("")
+
+    def notify(self, channel: str, payload: str) -> None:
+        """A committed ``pg_notify``."""
+        self._dispatch(channel, payload)
+
+    def start(self) -> None:
+        self.connected.set()
+
+    async def stop(self) -> None:
+        self.connected.clear()

@@ -32,6 +32,7 @@ import uuid
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
+from stepgraph.server.cluster.dialect import dialect_of
 from stepgraph.server.cluster.fence import Lease, current_lease
 from stepgraph.server.cluster.options import ClusterOptions
 from stepgraph.server.cluster.schema import NOW
@@ -45,20 +46,6 @@ __all__ = ["ClusterRunQueue"]
 
 logger = logging.getLogger("stepgraph.server")
 
-_CLAIM = f"""
-WITH cand AS (
-  SELECT q.run_id FROM sg_run_queue q
-  WHERE q.status = 'pending' AND q.not_before <= {NOW}
-    AND NOT EXISTS (SELECT 1 FROM sg_run_queue r WHERE r.thread_id = q.thread_id AND r.status = 'running')
-    AND NOT EXISTS (SELECT 1 FROM sg_run_queue p WHERE p.thread_id = q.thread_id AND p.status = 'pending'
-                    AND (p.priority, p.not_before, p.seq) < (q.priority, q.not_before, q.seq))
-  ORDER BY q.priority, q.not_before, q.seq
-  LIMIT 1 FOR UPDATE OF q SKIP LOCKED)
-UPDATE sg_run_queue q SET status = 'running', lease_epoch = q.lease_epoch + 1, attempt = q.attempt + 1,
-  lease_owner = %s, lease_expires = {NOW} + %s
-FROM cand WHERE q.run_id = cand.run_id
-RETURNING q.run_id, q.thread_id, q.lease_epoch, q.attempt, q.cancel_action
-"""
 _HEARTBEAT = (f"UPDATE sg_run_queue SET lease_expires = {NOW} + %s WHERE run_id = %s AND lease_epoch = %s"
               " AND status = 'running' RETURNING cancel_action")
 _REAP = (f"UPDATE sg_run_queue SET status = 'pending', priority = 0, lease_owner = NULL"
@@ -82,11 +69,15 @@ class ClusterRunQueue(RunQueue):
         self.n_jobs = max(1, n_jobs)
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
         self._jobs: dict[str, RunJob] = {}
+        self._starting: dict[str, str | None] = {}
+        """Runs claimed whose job is being made, with a cancel that arrived meanwhile."""
         self._wake = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
         self._closing = False
         self.on_reaped: Callable[[str, int], Awaitable[None]] | None = None
         """Called for each run taken back, with the epoch that lost it (set by ``wiring``)."""
+        self.on_pass: Callable[[], Awaitable[Any]] | None = None
+        """Called after each reaper pass (set by ``wiring``: drops the events of old runs)."""
         self.starter: Starter | None = None
         """Turns a claimed row into a job (set by ``wiring``: reads the run, settles edge cases)."""
         listener.on("sg_wake", lambda _: self._wake.set())
@@ -152,6 +143,8 @@ class ClusterRunQueue(RunQueue):
         job = self._jobs.get(run_id)
         if job is not None:
             self._cancel_local(job, action or "interrupt")
+        elif run_id in self._starting:  # claimed, its job not made yet: cancelled once it is
+            self._starting[run_id] = action or "interrupt"
 
     def _cancel_local(self, job: RunJob, action: str) -> None:
         if job.done.is_set() or job.cancel_action is not None:
@@ -194,13 +187,14 @@ class ClusterRunQueue(RunQueue):
             await self._start(row)
 
     async def _claim(self) -> dict[str, Any] | None:
-        import psycopg
-
+        dialect = dialect_of(self.pool)
         for _ in range(5):
             try:
                 async with self.pool.connection() as conn, conn.transaction():
-                    got = await (await conn.execute(_CLAIM, (self.owner, self.opts.lease_ttl))).fetchone()
-            except psycopg.errors.UniqueViolation:
+                    got = await (await conn.execute(dialect.claim, (self.owner, self.opts.lease_ttl))).fetchone()
+                    if got is not None:  # before the commit: a cancel noted from then on is kept
+                        self._starting[got[0]] = None
+            except dialect.unique_errors():
                 continue  # another worker started a run of that thread at the same moment
             if got is None:
                 return None
@@ -212,11 +206,14 @@ class ClusterRunQueue(RunQueue):
     async def _start(self, row: dict[str, Any]) -> None:
         lease = Lease(row["run_id"], row["thread_id"], row["epoch"], row["attempt"], ttl=self.opts.lease_ttl)
         assert self.starter is not None
+        self._starting.setdefault(lease.run_id, None)
         try:
             job = await self.starter(row, lease)
         except Exception:  # noqa: BLE001 - the lease expires and the run is retried elsewhere
             logger.exception("starting run %s failed", row["run_id"])
             return
+        finally:
+            early = self._starting.pop(lease.run_id, None)
         if job is None:
             return
         job.lease = lease  # type: ignore[attr-defined]
@@ -224,6 +221,8 @@ class ClusterRunQueue(RunQueue):
         lease.on_cancel = lambda action: self._cancel_local(job, action)
         self._jobs[job.run_id] = job
         job.task = asyncio.get_running_loop().create_task(self._run(job, lease), name=f"run-{job.run_id}")
+        if early:  # once the task has started (a task cancelled before its first step runs nothing)
+            asyncio.get_running_loop().call_soon(self._cancel_local, job, early)
 
     async def _run(self, job: RunJob, lease: Lease) -> None:
         current_lease.set(lease)
@@ -267,17 +266,25 @@ class ClusterRunQueue(RunQueue):
 
     # -- reaping ------------------------------------------------------------------------------
     async def _reaper_loop(self) -> None:
+        if dialect_of(self.pool).local_owners:  # one machine: what a killed process held resumes now
+            with contextlib.suppress(Exception):
+                await self.reap()
         while not self._closing:
             await asyncio.sleep(self.opts.reaper)
             try:
                 await self.reap()
+                if self.on_pass is not None:
+                    await self.on_pass()
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # noqa: BLE001 - next round
                 logger.warning("reaping expired leases failed: %s", exc)
 
     async def reap(self) -> int:
-        """Put runs with an expired lease back in the queue; how many."""
+        """Put runs with an expired lease back in the queue; how many. When every holder runs
+        on this machine (SQLite), the leases of processes that no longer exist expire first."""
+        if dialect_of(self.pool).local_owners:
+            await self._expire_dead_owners()
         async with self.pool.connection() as conn, conn.transaction():
             rows = await (await conn.execute(_REAP)).fetchall()
             if rows:
@@ -287,3 +294,30 @@ class ClusterRunQueue(RunQueue):
             if self.on_reaped is not None:
                 await self.on_reaped(run_id, int(epoch))
         return len(rows)
+
+    async def _expire_dead_owners(self) -> None:
+        async with self.pool.connection() as conn:
+            rows = await (await conn.execute(
+                "SELECT DISTINCT lease_owner FROM sg_run_queue WHERE status = 'running'")).fetchall()
+        dead = [owner for (owner,) in rows if owner and owner != self.owner and _process_gone(owner)]
+        for owner in dead:
+            logger.warning("lease holder %s is gone: its runs go back in the queue now", owner)
+            async with self.pool.connection() as conn:
+                await conn.execute("UPDATE sg_run_queue SET lease_expires = 0 WHERE status = 'running'"
+                                   " AND lease_owner = %s", (owner,))
+
+
+def _process_gone(owner: str) -> bool:
+    """Whether the lease holder ``owner`` (``host:pid:tag``) is a process of this machine that
+    no longer exists (another process of this one's pid, or of another host: not known)."""
+    host, _, rest = owner.partition(":")
+    pid_text = rest.partition(":")[0]
+    if host != socket.gethostname() or not pid_text.isdigit() or int(pid_text) == os.getpid():
+        return False
+    try:
+        os.kill(int(pid_text), 0)
+    except ProcessLookupError:
+        return True
+    except OSError:  # exists, owned by someone else
+        return False
+    return False

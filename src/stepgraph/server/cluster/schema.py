@@ -8,17 +8,21 @@ Python. Times are epoch seconds from the database's clock (``clock_timestamp()``
 machines of a cluster need not agree on the time for leases. ``progress`` is the last
 checkpoint a claim found for the run and ``stalls`` how many executions in a row ended
 without committing a step (``max_attempts`` of them fail the run). ``sg_run_events`` and
-``sg_thread_events`` hold the run streams and the v3 thread logs in Postgres-only mode.
+``sg_thread_events`` hold the run streams and the v3 thread logs in Postgres-only mode
+(and on SQLite). The same tables exist on SQLite (``dialect.SQLITE_DDL``): one process on a
+SQLite file runs the same queue.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from stepgraph.server.cluster.dialect import PG_NOW, SQLITE_DDL, dialect_of
+
 __all__ = ["NOW", "setup_cluster_schema"]
 
-NOW = "extract(epoch from clock_timestamp())"
-"""The database's time in epoch seconds (SQL)."""
+NOW = PG_NOW
+"""The database's time in epoch seconds (SQL; rendered for SQLite by ``dialect``)."""
 
 _DDL = (
     "CREATE TABLE IF NOT EXISTS sg_run_queue ("
@@ -38,6 +42,7 @@ _DDL = (
     " seq BIGSERIAL PRIMARY KEY, run_id TEXT NOT NULL, name TEXT NOT NULL, data BYTEA NOT NULL,"
     " created_at DOUBLE PRECISION NOT NULL DEFAULT extract(epoch from clock_timestamp()))",
     "CREATE INDEX IF NOT EXISTS sg_run_events_run ON sg_run_events (run_id, seq)",
+    "CREATE INDEX IF NOT EXISTS sg_run_events_end ON sg_run_events (created_at) WHERE name = '__end__'",
     "CREATE TABLE IF NOT EXISTS sg_cluster_counters (name TEXT PRIMARY KEY, n BIGINT NOT NULL)",
     "CREATE TABLE IF NOT EXISTS sg_thread_events ("
     " thread_id TEXT NOT NULL, seq BIGINT NOT NULL, method TEXT NOT NULL, ns TEXT NOT NULL, name TEXT,"
@@ -46,7 +51,13 @@ _DDL = (
 
 
 async def setup_cluster_schema(pool: Any) -> None:
-    """Create the tables; concurrent start-ups are serialized by a transaction-scoped lock."""
+    """Create the tables; concurrent start-ups are serialized by a transaction-scoped lock
+    (SQLite: the write lock of ``BEGIN IMMEDIATE``)."""
+    if dialect_of(pool).name == "sqlite":
+        async with pool.connection() as conn, conn.transaction():
+            for stmt in SQLITE_DDL:
+                await conn.execute(stmt)
+        return
     async with pool.connection() as conn, conn.transaction():
         await conn.execute("SELECT pg_advisory_xact_lock(7362004400)")
         for stmt in _DDL:

@@ -1,4 +1,5 @@
-"""``start_cluster``: the queue, event log, service and executor of a cluster process."""
+"""``start_cluster``: the queue, event log, service and executor of a cluster process, or of
+the one process of a SQLite file (the same classes; ``dialect`` and ``litepool`` differ)."""
 
 from __future__ import annotations
 
@@ -7,10 +8,11 @@ from typing import TYPE_CHECKING, Any
 
 from stepgraph.server.cluster.admission import ClusterRunService
 from stepgraph.server.cluster.events import PgEvents, RedisEvents, SharedEventLog
-from stepgraph.server.cluster.fence import FencedPostgresSaver
-from stepgraph.server.cluster.notify import Listener
+from stepgraph.server.cluster.fence import FencedPostgresSaver, FencedSqliteSaver
+from stepgraph.server.cluster.litepool import LitePool
+from stepgraph.server.cluster.notify import Listener, LocalListener
 from stepgraph.server.cluster.pgqueue import ClusterRunQueue
-from stepgraph.server.cluster.schema import setup_cluster_schema
+from stepgraph.server.cluster.schema import bump_counter, setup_cluster_schema
 from stepgraph.server.cluster.threadlogs import PgThreadEvents, RedisThreadEvents, SharedThreadLogs
 from stepgraph.server.cluster.worker import ClusterExecutor
 
@@ -27,11 +29,13 @@ class ClusterParts:
     """What ``start_cluster`` started, to stop at shutdown."""
 
     def __init__(self, listener: Listener, events: SharedEventLog, queue: ClusterRunQueue,
-                 thread_logs: SharedThreadLogs) -> None:
+                 thread_logs: SharedThreadLogs, pool: LitePool | None = None) -> None:
         self.listener = listener
         self.events = events
         self.queue = queue
         self.thread_logs = thread_logs
+        self.pool = pool
+        """The SQLite connections of the cluster code (PostgreSQL's pool is the backend's)."""
 
     async def stop(self) -> None:
         await self.queue.shutdown()
@@ -39,19 +43,36 @@ class ClusterParts:
         await self.thread_logs.drain()
         await self.listener.stop()
         await self.events.store.close()
+        if self.pool is not None:
+            await self.pool.close()
 
 
 async def start_cluster(ctx: ServerContext, opts: ClusterOptions, *, n_jobs: int) -> ClusterParts:
-    """Wire ``ctx`` for the cluster (its backend must be Postgres) and start the loops."""
+    """Wire ``ctx`` for the cluster code and start the loops: on PostgreSQL (a cluster of any
+    size), or on the backend's SQLite file (one process: ``stepgraph dev``, ``serve``)."""
     backend = ctx.backend
-    if backend.name != "postgres":
-        raise ValueError("a cluster needs PostgreSQL: pass --database-url postgresql://...")
-    pool: Any = backend.docs.pool  # type: ignore[attr-defined]
-    await setup_cluster_schema(pool)
-    saver = FencedPostgresSaver(pool)
-    await saver.setup()
+    lite: LitePool | None = None
+    if backend.name == "postgres":
+        pool: Any = backend.docs.pool  # type: ignore[attr-defined]
+        await setup_cluster_schema(pool)
+        saver: Any = FencedPostgresSaver(pool)
+        await saver.setup()
+        listener: Listener = Listener(pool.conninfo)
+    elif backend.name == "sqlite" and backend.location != ":memory:":
+        if opts.redis_url or opts.role != "all":
+            raise ValueError("a cluster of several processes needs PostgreSQL: pass --database-url postgresql://...")
+        listener = LocalListener()
+        pool = lite = LitePool(backend.location, listener, size=min(16, n_jobs + 4))
+        await lite.open()
+        await setup_cluster_schema(pool)
+        old = backend.saver
+        saver = FencedSqliteSaver(old.conn)  # type: ignore[attr-defined]
+        saver.lock = old.lock  # type: ignore[attr-defined]  # one connection, one lock
+        saver.on_refused = lambda: bump_counter(pool, "stale_writes_refused")
+        await saver.setup()
+    else:
+        raise ValueError("the run queue needs PostgreSQL or a SQLite file (not ':memory:')")
     backend.saver = saver
-    listener = Listener(pool.conninfo)
     listener.start()
     if opts.redis_url:
         store: Any = RedisEvents(opts.redis_url, prefix=opts.prefix, retention=opts.stream_retention)
@@ -74,10 +95,12 @@ async def start_cluster(ctx: ServerContext, opts: ClusterOptions, *, n_jobs: int
             logger.warning("run %s: its event stream could not be fenced: %s", run_id, exc)
 
     queue.on_reaped = fence_events
+    if isinstance(store, PgEvents):
+        queue.on_pass = lambda: store.prune(opts.stream_retention)
     ctx.queue = queue
     ctx.service = ClusterRunService(ctx, pool, listener, pg_events=not opts.redis_url)
     queue.start()
     logger.info("cluster role %s: lease %.1f s, heartbeat %.1f s, reaper %.1f s, events in %s, %s",
                 opts.role, opts.lease_ttl, opts.heartbeat, opts.reaper,
                 "Redis" if opts.redis_url else "Postgres", f"{n_jobs} job(s)" if opts.executes else "no jobs")
-    return ClusterParts(listener, events, queue, ctx.thread_logs)
+    return ClusterParts(listener, events, queue, ctx.thread_logs, lite)

@@ -140,6 +140,8 @@ class ClusterExecutor(RunExecutor):
         if isinstance(metadata, dict):
             metadata["run_attempt"] = lease.attempt
             metadata["lease_epoch"] = lease.epoch
+        if lease.attempt > 1 and not await self.fenced(lease, change=_retried(run)):
+            return None  # the record says which attempt this is (the API shows it)
         if kwargs.get("protocol") == "v3":  # its seq continue where the thread's previous run stopped
             try:
                 await ctx.thread_logs.prepare(lease.thread_id)  # type: ignore[attr-defined]
@@ -210,6 +212,7 @@ class ClusterExecutor(RunExecutor):
                                        error=error, graph=graph)
             if ok:
                 job.status = status
+                self._count_finished(job, status)
                 if job.temporary:
                     await ctx.service.delete_thread_data(job.thread_id, keep_job=job)
                 await self.mark_done(lease)
@@ -226,3 +229,16 @@ class ClusterExecutor(RunExecutor):
             task = asyncio.get_running_loop().create_task(deliver_webhook(ctx, job.run["kwargs"]["webhook"], job))
             self._background.add(task)
             task.add_done_callback(self._background.discard)
+
+
+def _retried(run: dict[str, Any]) -> Any:
+    """The change that records a retried run's attempt (and whether it resumes) in its record."""
+    attempt, resume = run["_attempt"], run["_resume"]
+
+    def change(doc: dict[str, Any]) -> None:
+        doc["_attempt"], doc["_resume"] = attempt, resume
+        metadata = ((doc.get("kwargs") or {}).get("config") or {}).get("metadata")
+        if isinstance(metadata, dict):
+            metadata["run_attempt"] = attempt
+
+    return change

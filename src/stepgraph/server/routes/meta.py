@@ -73,6 +73,7 @@ async def metrics(request: Request, query: MetricsQuery) -> Response:
     """Run metrics: pending, running, finished per graph and status, queue wait and run duration
     histograms (Prometheus text, or ``?format=json``)."""
     found = request.app.state.ctx.metrics
+    await found.refresh()
     if query.format == "json":
         return json_response(found.as_json())
     from prometheus_client import CONTENT_TYPE_LATEST

@@ -16,7 +16,7 @@ import statistics
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -61,8 +61,12 @@ class _Histogram:
 class RunMetrics:
     """Run counters and histograms of one server; ``active`` lists the queue's live jobs."""
 
-    def __init__(self, active: Callable[[], list[Any]], n_jobs: int) -> None:
+    def __init__(self, active: Callable[[], list[Any]], n_jobs: int,
+                 live: Callable[[], Awaitable[list[Any]]] | None = None) -> None:
         self._active = active
+        self._live_source = live
+        """The queue's pending and running runs when they are in a database (``refresh``)."""
+        self._snapshot: list[Any] | None = None
         self.n_jobs = n_jobs
         self._lock = threading.Lock()
         self.created: Counter[str] = Counter()
@@ -91,12 +95,17 @@ class RunMetrics:
                 self._duration.setdefault(key, _Histogram(DURATION_BUCKETS)).observe(time.monotonic() - started)
 
     # -- reading ----------------------------------------------------------------------------
+    async def refresh(self) -> None:
+        """Read the pending and running runs from the queue's database (before a reading)."""
+        if self._live_source is not None:
+            self._snapshot = await self._live_source()
+
     def _live(self) -> tuple[Counter[str], Counter[str], list[float]]:
         pending: Counter[str] = Counter()
         running: Counter[str] = Counter()
         waits: list[float] = []
         now = time.time()
-        for job in self._active():
+        for job in self._snapshot if self._snapshot is not None else self._active():
             graph_id = str((job.run.get("metadata") or {}).get("graph_id"))
             if job.status == "running":
                 running[graph_id] += 1
