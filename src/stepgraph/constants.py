@@ -82,6 +82,7 @@ def __getattr__(name: str) -> Any:
             f"Importing {name} from langgraph.constants is deprecated. "
             f"Please use 'from langgraph.types import {name}' instead.",
         )
+        # lazy: cycle (types imports constants)
         import stepgraph.types
 
         return getattr(stepgraph.types, name)

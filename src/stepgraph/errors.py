@@ -244,6 +244,7 @@ class NodeInterrupt(GraphInterrupt):
     """Deprecated: raise to interrupt from inside a node (use ``interrupt()``)."""
 
     def __init__(self, value: Any, id: str | None = None) -> None:
+        # lazy: cycle (types imports errors)
         from stepgraph.types import Interrupt
 
         deprecated_since(

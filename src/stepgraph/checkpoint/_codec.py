@@ -36,7 +36,10 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from stepgraph.checkpoint._concat import MSGPACK, encodes_plain_arrays, join_arrays
+from stepgraph.checkpoint._decoded import DecodedElements, array_size
+from stepgraph.checkpoint._ids import stored_id
 from stepgraph.checkpoint._lru import ENTRY_OVERHEAD, Lru, cache_budgets
+from stepgraph.checkpoint._pieces import elements as split_elements
 from stepgraph.checkpoint._pieces import join as join_pieces
 from stepgraph.checkpoint._pieces import refs as piece_refs
 from stepgraph.checkpoint.base import (
@@ -50,6 +53,8 @@ from stepgraph.checkpoint.base import (
     get_checkpoint_metadata,
     thread_target,
 )
+from stepgraph.checkpoint.serde._limits import limit_error, limits_of
+from stepgraph.checkpoint.serde.base import SG_CORRUPT, SerializationError
 from stepgraph.constants import MISSING, WRITES_IDX_MAP
 from stepgraph.errors import StepgraphError
 
@@ -70,8 +75,6 @@ def reading(fn: F) -> F:
         except StepgraphError:
             raise
         except Exception as exc:
-            from stepgraph.checkpoint.serde.base import SG_CORRUPT, SerializationError
-
             raise SerializationError(
                 f"A stored checkpoint row cannot be decoded ({type(exc).__name__}: "
                 f"{str(exc)[:200]}).",
@@ -172,8 +175,6 @@ class ListQuery:
 
     def stored(self) -> ListQuery:
         """This query with checkpoint ids in their stored form (``_ids.stored_id``)."""
-        from stepgraph.checkpoint._ids import stored_id
-
         return replace(
             self,
             checkpoint_id=None if self.checkpoint_id is None else stored_id(self.checkpoint_id),
@@ -218,6 +219,7 @@ class SaverCodec:
         """Bytes each cache may hold (``_lru.cache_budgets``)."""
         self._plain_arrays = encodes_plain_arrays(serde)
         self._tips = Lru(self.budgets["lists"], max_tips)  # (thread, ns, channel) -> _Tip
+        self._decoded = DecodedElements(self.budgets["decoded"]) if self._plain_arrays else None
         self._lock = threading.Lock()
 
     @property
@@ -356,7 +358,11 @@ class SaverCodec:
 
     def cache_usage(self) -> dict[str, tuple[int, int, int]]:
         """``{cache: (entries, bytes, budget)}`` of the memories of this codec."""
-        return {"lists": (len(self._tips), self._tips.spent, self._tips.budget)}
+        usage = {"lists": (len(self._tips), self._tips.spent, self._tips.budget)}
+        if self._decoded is not None:
+            found = self._decoded
+            usage["decoded"] = (len(found), found.spent, found.budget)
+        return usage
 
     # --- reading ------------------------------------------------------------------------
     @reading
@@ -443,18 +449,20 @@ class SaverCodec:
             self._check_repetition(skeleton, piece)
             return join_pieces(skeleton, piece)
         except KeyError as missing:
-            raise SaverError(
-                f"A stored value {where} references a piece that is missing "
-                f"({bytes(missing.args[0]).hex() or 'no piece store'}).",
-                code="SG417",
-                hint="the thread's rows were deleted or changed by another process; re-run it",
-            ) from None
+            raise self._missing_piece(missing, where) from None
+
+    @staticmethod
+    def _missing_piece(missing: KeyError, where: str) -> SaverError:
+        return SaverError(
+            f"A stored value {where} references a piece that is missing "
+            f"({bytes(missing.args[0]).hex() or 'no piece store'}).",
+            code="SG417",
+            hint="the thread's rows were deleted or changed by another process; re-run it",
+        )
 
     def _check_repetition(self, skeleton: bytes, piece: PieceLookup) -> None:
         """Refuse a skeleton that repeats its pieces into more than ``max_expansion`` times
         its own bytes (each reference is 15 bytes; the same piece may be referenced often)."""
-        from stepgraph.checkpoint.serde._limits import limit_error, limits_of
-
         total = distinct = 0
         seen: set[bytes] = set()
         for key in piece_refs(skeleton):
@@ -481,12 +489,18 @@ class SaverCodec:
         """A list read from storage becomes the delta base of its channel, unless a newer
         one is known: a process that resumes a thread stores its next append as a delta
         too, instead of a snapshot (which would make a chat resumed by a new process every
-        turn grow with the square of its length)."""
+        turn grow with the square of its length).
+
+        A read of the version the tip already holds swaps in the objects just read (equal to
+        the stored ones), so the next put compares its unchanged prefix by identity."""
         tip = self._tips.get(key)
         if tip is None or _newer(version, tip.version):  # (a hint: a race only costs a snapshot)
             anchor_version = self.loaded_blob_version(anchor)
             learned = _Tip(version, anchor_version, items.copy(), snapshot_bytes, delta_bytes)
             self._remember([(key, learned)])
+        elif tip.version == version and len(tip.items) == len(items):
+            fresh = _Tip(version, tip.anchor, items.copy(), tip.snapshot_bytes, tip.delta_bytes)
+            self._remember([(key, fresh)])
 
     def loaded_blob_version(self, stored: str) -> str:
         """The version a blob row's stored version stands for (``blob_version`` reversed)."""
@@ -501,7 +515,7 @@ class SaverCodec:
     ) -> Any:
         """The value of a blob, following its delta chain; ``chain`` receives
         ``(snapshot version, snapshot bytes, delta bytes)`` of a list read that way."""
-        parts: list[tuple[str, bytes]] = []
+        parts: list[tuple[str, bytes, int]] = []  # (type, data, bytes of the joined encoding)
         seen: set[str] = set()
         while True:
             if key[3] in seen:
@@ -527,21 +541,62 @@ class SaverCodec:
             if typ == EMPTY:
                 return MISSING
             if typ == PIECED:
-                typ, data = MSGPACK, self._join(data, piece, f"in channel {key[2]!r}")
-            parts.append((typ, data))
+                where = f"in channel {key[2]!r}"
+                found = self._elements(data, piece, where) if self._decoded is not None else None
+                if found is None:
+                    typ, data = MSGPACK, self._join(data, piece, where)
+                else:  # the list's elements: decoded (or cloned) one by one
+                    parts.append((PIECED, found, array_size(found)))  # type: ignore[arg-type]
+            if typ != PIECED:
+                parts.append((typ, data, len(data)))
             if base is None:
                 break
             key = (key[0], key[1], key[2], base)
         if chain is not None:
-            chain.append((key[3], len(parts[-1][1]), sum(len(d) for _, d in parts[:-1])))
+            chain.append((key[3], parts[-1][2], sum(p[2] for p in parts[:-1])))
+        if any(p[0] == PIECED for p in parts):
+            return self._load_elements(parts)
         loads = self.serde.loads_typed
         if len(parts) == 1:
-            return loads(parts[0])
-        if self._plain_arrays and all(typ == MSGPACK for typ, _ in parts):
-            joined = join_arrays([data for _, data in reversed(parts)])
+            return loads(parts[0][:2])
+        if self._plain_arrays and all(p[0] == MSGPACK for p in parts):
+            joined = join_arrays([p[1] for p in reversed(parts)])
             if joined is not None:
                 return loads((MSGPACK, joined))
-        value = list(loads(parts[-1]))
+        value = list(loads(parts[-1][:2]))
         for part in reversed(parts[:-1]):
-            value.extend(loads(part))
+            value.extend(loads(part[:2]))
         return value
+
+    def _load_elements(self, parts: list[Any]) -> list[Any]:
+        """A list from its parts, snapshot last; a ``PIECED`` part holds the encoded elements,
+        served by the decoded-elements cache (``_decoded``), the others are decoded whole."""
+        assert self._decoded is not None
+        flat = [e for typ, data, _ in reversed(parts) if typ == PIECED for e in data]
+        loaded = iter(self._decoded.load(flat, self._loads_array))
+        value: list[Any] = []
+        for typ, data, _ in reversed(parts):
+            if typ == PIECED:
+                value.extend(next(loaded) for _ in data)
+            else:
+                value.extend(self.serde.loads_typed((typ, data)))
+        return value
+
+    def _loads_array(self, data: bytes) -> Any:
+        return self.serde.loads_typed((MSGPACK, data))
+
+    def _elements(self, skeleton: bytes, piece: PieceLookup | None, where: str) -> list[bytes] | None:
+        """The encoded elements of a split list (``_pieces.elements``), within the
+        repetition limit; ``None`` when the skeleton is not a plain array."""
+        try:
+            if piece is None:
+                raise KeyError(b"")
+            found = split_elements(skeleton, piece)
+        except KeyError as missing:
+            raise self._missing_piece(missing, where) from None
+        if found is None:
+            return None
+        items, keys = found
+        if len(set(keys)) < len(keys):  # a piece referenced again: see _check_repetition
+            self._check_repetition(skeleton, piece)
+        return items

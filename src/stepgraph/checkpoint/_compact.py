@@ -49,10 +49,14 @@ from stepgraph.checkpoint.base import (
     ChannelVersions,
     Checkpoint,
     RunnableConfig,
+    SaverError,
     checkpoint_config,
     get_checkpoint_metadata,
     thread_target,
 )
+from stepgraph.checkpoint.serde._backend import get_backend
+from stepgraph.checkpoint.serde._limits import limit_error, limits_of
+from stepgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from stepgraph.constants import MISSING
 
 if TYPE_CHECKING:
@@ -138,8 +142,6 @@ def _refuse(obj: Any) -> Any:
 
 def _plain_packer() -> Callable[[Any], bytes] | None:
     """A msgpack packer for plain data (int dict keys allowed), or ``None``."""
-    from stepgraph.checkpoint.serde._backend import get_backend
-
     try:
         backend = get_backend()
     except Exception:
@@ -150,8 +152,6 @@ def _plain_packer() -> Callable[[Any], bytes] | None:
 def _element_packer(serde: Any) -> Callable[[Any], bytes] | None:
     """What ``serde`` writes for a value inside a list, when that is known to be its plain
     msgpack encoding (stepgraph's own serializer, exactly), else ``None``."""
-    from stepgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
-
     if type(serde) is not JsonPlusSerializer:
         return None
     codec = getattr(serde, "_codec", None)
@@ -519,8 +519,6 @@ class CompactCodec(SaverCodec):
             self._remember_row(key, _RowTip(checkpoint["id"], packed, versions, inline, depth, nbytes))
 
     def _broken_chain(self, key: RowKey, *, looped: bool = False) -> Exception:
-        from stepgraph.checkpoint.base import SaverError
-
         if looped:
             return SaverError(
                 f"Checkpoint {key[2]!r} of thread {key[0]!r} is stored as a chain of more than "
@@ -581,8 +579,6 @@ class CompactCodec(SaverCodec):
 
         All together they may inflate to at most ``max_expansion`` times their stored bytes
         (plus ``expansion_allowance``): the ratio ``pack_piece`` never exceeds."""
-        from stepgraph.checkpoint.serde._limits import limit_error, limits_of
-
         limits = limits_of(self.serde)
         stored_rows = [(bytes(digest), bytes(stored)) for digest, stored in rows]
         budget = limits.max_expansion * sum(len(s) for _, s in stored_rows)

@@ -23,7 +23,8 @@ DEFAULT_CACHE_BYTES = 96 << 20
 CACHE_BYTES_ENV = "STEPGRAPH_SAVER_CACHE_BYTES"
 ENTRY_OVERHEAD = 64
 """Bytes counted per entry beyond its encoded size (key, bookkeeping)."""
-SHARES = {"lists": 32, "pieces": 32, "rows": 12, "packed": 12, "stored_pieces": 8, "thread_keys": 4}
+SHARES = {"lists": 32, "pieces": 20, "decoded": 12, "rows": 12, "packed": 12, "stored_pieces": 8,
+          "thread_keys": 4}
 """Percent of the budget each cache of a saver may use."""
 
 _SIZE = re.compile(r"\s*(\d+)\s*([kmg]i?b?|b)?\s*", re.IGNORECASE)

@@ -19,7 +19,7 @@ of the value stay within ``REPEAT_ALLOWANCE``; later repeats stay inline. Anythi
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 __all__ = ["MIN_PIECE", "REF_CODE", "REPEAT_ALLOWANCE", "join", "refs", "split", "split_items"]
@@ -212,9 +212,35 @@ def _ref_at(buf: memoryview, pos: int, end: int) -> bytes | None:
     return None
 
 
-def _all_refs(skeleton: bytes) -> list[bytes] | None:
+_PARSED: dict[bytes, tuple[bytes, ...] | None] = {}
+"""``_all_refs`` answers by skeleton bytes (the same rows are read again at every turn of a
+chat); at most ``_PARSED_MAX`` entries, the oldest dropped first."""
+_PARSED_MAX = 8192
+_PARSED_BYTES = 4096
+"""Longer skeletons are parsed at every call (a long snapshot is read rarely)."""
+
+
+def _all_refs(skeleton: bytes) -> tuple[bytes, ...] | None:
     """The digests of a skeleton that is an array of references only (a list delta or
     snapshot), found without walking; ``None`` for any other skeleton."""
+    if len(skeleton) > _PARSED_BYTES or type(skeleton) is not bytes:
+        return _parse_refs(skeleton)
+    found = _PARSED.get(skeleton, _MISSING)
+    if found is _MISSING:
+        found = _parse_refs(skeleton)
+        if len(_PARSED) >= _PARSED_MAX:
+            try:
+                del _PARSED[next(iter(_PARSED))]
+            except (StopIteration, KeyError, RuntimeError):  # another thread got there first
+                pass
+        _PARSED[skeleton] = found
+    return found  # type: ignore[return-value]
+
+
+_MISSING: Any = object()
+
+
+def _parse_refs(skeleton: bytes) -> tuple[bytes, ...] | None:
     if not skeleton:
         return None
     first = skeleton[0]
@@ -229,19 +255,21 @@ def _all_refs(skeleton: bytes) -> list[bytes] | None:
     end = len(skeleton)
     if end - start != n * _REF_LEN:
         return None
-    out = []
-    for i in range(start, end, _REF_LEN):
-        if not skeleton.startswith(_REF_HEAD, i):
-            return None
-        out.append(skeleton[i + 3 : i + _REF_LEN])
-    return out
+    if (skeleton[start:end:_REF_LEN] != _HEAD_0 * n
+            or skeleton[start + 1 : end : _REF_LEN] != _HEAD_1 * n
+            or skeleton[start + 2 : end : _REF_LEN] != _HEAD_2 * n):  # fmt: skip
+        return None
+    return tuple([skeleton[i : i + DIGEST_SIZE] for i in range(start + 3, end, _REF_LEN)])
+
+
+_HEAD_0, _HEAD_1, _HEAD_2 = (_REF_HEAD[i : i + 1] for i in range(3))
 
 
 def refs(skeleton: bytes) -> list[bytes]:
     """The digests a skeleton references, in order."""
     fast = _all_refs(skeleton)
     if fast is not None:
-        return fast
+        return list(fast)
     buf = memoryview(skeleton)
     found: list[bytes] = []
 
@@ -290,3 +318,40 @@ def join(skeleton: bytes, piece: Callable[[bytes], bytes | None]) -> bytes:
     _scan(buf, 0, 0, element)
     out.append(buf[last:])
     return b"".join(out)
+
+
+def elements(
+    data: bytes, piece: Callable[[bytes], bytes | None]
+) -> tuple[list[bytes], Sequence[bytes]] | None:
+    """``(encoded elements, digests referenced)`` of a msgpack array (a list blob), with
+    piece references replaced by their pieces' bytes; ``None`` when ``data`` is not one array
+    (the caller decodes it whole). Raises ``KeyError`` with the digest of a piece ``piece``
+    does not know."""
+    keys = _all_refs(data)
+    if keys is not None:  # a list delta or snapshot of pieces only: no walk
+        out = [piece(key) for key in keys]
+        if None in out:
+            raise KeyError(keys[out.index(None)])
+        return out, keys  # type: ignore[return-value]
+    buf = memoryview(data)
+    found: list[bytes] = []
+    try:
+        kind, n, pos = _header(buf, 0)
+        if kind != 1:
+            return None
+        out = []
+        for _ in range(n):
+            end = _skip(buf, pos)
+            key = _ref_at(buf, pos, end)
+            if key is None:
+                out.append(data[pos:end])
+            else:
+                got = piece(key)
+                if got is None:
+                    raise KeyError(key)
+                out.append(got)
+                found.append(key)
+            pos = end
+    except (_Unsplittable, IndexError, ValueError, RecursionError):
+        return None
+    return (out, found) if pos == len(buf) else None

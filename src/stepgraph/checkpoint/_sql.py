@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from stepgraph.checkpoint._codec import ListQuery
+from stepgraph.checkpoint.base import SaverError
 
 __all__ = ["POSTGRES", "SQLITE", "Dialect"]
 
@@ -235,8 +236,6 @@ class Dialect(SqlSchema):
         )
 
     def newer_schema_error(self, found: int, latest: int) -> Exception:
-        from stepgraph.checkpoint.base import SaverError
-
         return SaverError(
             f"The database has checkpoint schema v{found}, newer than this stepgraph "
             f"knows (v{latest}).",
@@ -250,8 +249,6 @@ class Dialect(SqlSchema):
         return "SELECT 1 FROM sg_checkpoints LIMIT 1" if version == 1 else None
 
     def refused_upgrade_error(self, version: int) -> Exception:
-        from stepgraph.checkpoint.base import SaverError
-
         return SaverError(
             "The database holds checkpoints in the storage format of a pre-release stepgraph "
             "(schema v0), which this version does not read.",

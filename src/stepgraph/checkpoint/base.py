@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, NamedTuple, TypedDict, 
 from stepgraph.checkpoint._delta import DeltaChannelHistory, HistoryWalk
 from stepgraph.checkpoint._ids import uuid6
 from stepgraph.checkpoint.serde.base import SerializerProtocol
+from stepgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from stepgraph.constants import MISSING, WRITES_IDX_MAP
 from stepgraph.errors import StepgraphError
 
@@ -261,8 +262,6 @@ def next_string_version(current: str | int | float | None) -> str:
 
 
 def _default_serde() -> SerializerProtocol:
-    from stepgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
-
     return JsonPlusSerializer()
 
 

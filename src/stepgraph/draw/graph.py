@@ -178,6 +178,7 @@ class Graph:
         frontmatter_config: dict[str, Any] | None = None,
     ) -> str:
         """Mermaid flowchart text (paste into mermaid.live or a ```mermaid block)."""
+        # lazy: cycle (mermaid imports this module)
         from stepgraph.draw.mermaid import render_mermaid
 
         return render_mermaid(

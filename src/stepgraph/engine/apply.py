@@ -61,6 +61,7 @@ def apply_writes(
     new_version: Version | None = None,
     live: set[str] | None = None,
     touched: Touched | None = None,
+    views: Any = None,
 ) -> set[str]:
     """Apply one step's writes to ``channels``; return the channels that became updated.
 
@@ -71,51 +72,113 @@ def apply_writes(
     those are visited besides the written ones, so a step costs what changed in it. ``live``
     (optional, kept up to date in place) narrows ``volatile`` to the ones that may hold a
     value; ``new_version`` saves a scan for the current maximum. ``touched`` (optional)
-    receives every channel given a new version and every node whose seen versions moved.
+    receives every channel given a new version and every node whose seen versions moved;
+    ``views`` (a ``StateViews``, optional) is told which channels got a new version.
     """
-    ordered = sorted(tasks, key=_sort_key)
-    bump_step = _mark_seen(ordered, versions, versions_seen)
-    if touched is not None:
-        touched.seen.update(t.name for t in ordered if t.triggers)
-        changed = touched.channels
-    else:
-        changed = set()
-    if new_version is None:
-        new_version = next_version(max(versions.values()) if versions else None)
+    ordered = tasks if type(tasks) is list and len(tasks) < 2 else sorted(tasks, key=_sort_key)
+    bump_step, consumed = _mark_seen(ordered, versions, versions_seen, channels, touched)
+    changed: set[str] = set()
+    try:
+        if new_version is None:
+            new_version = next_version(max(versions.values()) if versions else None)
+        if consumed:
+            for chan in consumed:
+                if channels[chan].consume():
+                    versions[chan] = new_version
+                    changed.add(chan)
+        grouped = _group_writes(ordered, channels, step)
+        updated = _update_all(channels, grouped, versions, new_version, changed)
+        if bump_step:
+            _bump_idle(channels, volatile, live, grouped, versions, new_version, updated, changed)
+        if live is not None:
+            for chan in grouped:
+                if chan in volatile and channels[chan].is_available():
+                    live.add(chan)
+        if bump_step and finishable:
+            # (``set.isdisjoint`` would iterate a whole dict argument: test the few updated)
+            if not any(c in trigger_to_nodes for c in updated):
+                for chan in finishable:
+                    _bump(channels[chan], chan, channels[chan].finish, None, versions, new_version, updated,
+                          changed)
+    finally:  # (also when a reducer raised: what moved is known)
+        if touched is not None:
+            touched.channels |= changed
+        if views is not None:
+            views.note(changed)
+    return updated
 
-    consumed = {c for t in ordered for c in t.triggers if c not in RESERVED and c in channels}
-    for chan in consumed:
-        if channels[chan].consume():
-            versions[chan] = new_version
-            changed.add(chan)
 
-    grouped = _group_writes(ordered, channels, step)
+def _mark_seen(
+    ordered: list[Any], versions: dict[str, Any], versions_seen: dict[str, dict[str, Any]],
+    channels: Mapping[str, Any], touched: Touched | None,
+) -> tuple[bool, set[str] | None]:
+    """Record the versions each task's node has now seen; ``(any task had triggers, the
+    trigger channels consumed)``."""
+    bump_step = False
+    seen_names = touched.seen if touched is not None else None
+    consumed: set[str] | None = None
+    for task in ordered:
+        triggers = task.triggers
+        if not triggers:
+            continue
+        bump_step = True
+        name = task.name
+        seen = versions_seen.get(name)
+        if seen is None:
+            seen = versions_seen[name] = {}
+        for chan in triggers:
+            if chan in versions:
+                seen[chan] = versions[chan]
+            if chan not in RESERVED and chan in channels:
+                if consumed is None:
+                    consumed = {chan}
+                else:
+                    consumed.add(chan)
+        if seen_names is not None:
+            seen_names.add(name)
+    return bump_step, consumed
+
+
+def _update_all(
+    channels: Mapping[str, Any], grouped: dict[str, list[Any]], versions: dict[str, Any],
+    new_version: Any, changed: set[str],
+) -> set[str]:
     updated: set[str] = set()
     for chan, values in grouped.items():
         ch = channels[chan]
-        if _update(ch, chan, values):
+        try:
+            moved = ch.update(values)
+        except InvalidUpdateError:
+            raise
+        except Exception as exc:  # a reducer raised: say which key
+            exc.add_note(f"While applying writes to channel '{chan}'.")
+            raise
+        if moved:
             versions[chan] = new_version
             changed.add(chan)
             if ch.is_available():
                 updated.add(chan)
-
-    if bump_step:
-        scan = volatile if live is None else tuple(live)
-        for chan in scan:
-            if chan not in grouped:
-                _bump(channels[chan], chan, channels[chan].update, _EMPTY, versions, new_version, updated,
-                      changed)
-                if live is not None and not channels[chan].is_available():
-                    live.discard(chan)
-    if live is not None:
-        live.update(c for c in grouped if c in volatile and channels[c].is_available())
-    if bump_step:
-        # (``set.isdisjoint`` would iterate a whole dict argument: test the few updated)
-        if not any(c in trigger_to_nodes for c in updated):
-            for chan in finishable:
-                _bump(channels[chan], chan, channels[chan].finish, None, versions, new_version, updated,
-                      changed)
     return updated
+
+
+def _bump_idle(
+    channels: Mapping[str, Any], volatile: Iterable[str], live: set[str] | None,
+    grouped: dict[str, list[Any]], versions: dict[str, Any], new_version: Any,
+    updated: set[str], changed: set[str],
+) -> None:
+    """The volatile channels nobody wrote (only the ``live`` ones, when given) see an empty
+    update: an ephemeral value from the step before clears."""
+    for chan in volatile if live is None else tuple(live):
+        if chan in grouped:
+            continue
+        ch = channels[chan]
+        if ch.is_available() and ch.update(_EMPTY):
+            versions[chan] = new_version
+            changed.add(chan)
+            if ch.is_available():
+                updated.add(chan)
+        if live is not None and not ch.is_available():
+            live.discard(chan)
 
 
 def _bump(ch: Any, chan: str, fn: Any, arg: Any, versions: dict[str, Any], new_version: Any,
@@ -127,20 +190,6 @@ def _bump(ch: Any, chan: str, fn: Any, arg: Any, versions: dict[str, Any], new_v
         changed.add(chan)
         if ch.is_available():
             updated.add(chan)
-
-
-def _mark_seen(ordered: list[Any], versions: dict[str, Any], versions_seen: dict[str, dict[str, Any]]) -> bool:
-    bump_step = False
-    for task in ordered:
-        if task.triggers:
-            bump_step = True
-            seen = versions_seen.get(task.name)
-            if seen is None:
-                seen = versions_seen[task.name] = {}
-            for chan in task.triggers:
-                if chan in versions:
-                    seen[chan] = versions[chan]
-    return bump_step
 
 
 def _group_writes(ordered: list[Any], channels: Mapping[str, Any], step: int | None) -> dict[str, list[Any]]:
@@ -166,13 +215,3 @@ def _group_writes(ordered: list[Any], channels: Mapping[str, Any], step: int | N
 
 def _sort_key(task: Any) -> str:
     return task.sort_key
-
-
-def _update(ch: BaseChannel, chan: str, values: list[Any]) -> bool:
-    try:
-        return ch.update(values)
-    except InvalidUpdateError:
-        raise
-    except Exception as exc:  # a reducer raised: say which key
-        exc.add_note(f"While applying writes to channel '{chan}'.")
-        raise

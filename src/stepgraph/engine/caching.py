@@ -5,6 +5,11 @@ A hit gives the task its cached writes, so it does not run. Pure: the loop retur
 async runs). Only tasks that finished
 without error or interrupt are stored (LangGraph can cache a failure and then silently
 skip the node).
+
+A functional-API ``@task`` call is cached the same way, under its own key
+(``call_key``): ``call_lookup`` and ``call_entry`` make the effects, which the call
+performs itself (``policy.perform_call``/``aperform_call``), since calls run inside their
+caller's task, not in the driver.
 """
 
 from __future__ import annotations
@@ -12,6 +17,8 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
+
+from stepgraph.engine.effects import NONE, CacheGet, CacheSet, Effects
 
 if TYPE_CHECKING:
     from stepgraph.engine.loop import RunLoop
@@ -79,3 +86,38 @@ def result_entry(loop: RunLoop, task: Task) -> dict[Any, tuple[Any, int | None]]
         return None
     key = cache_key(task.node, task.name, task.input)
     return {key: ([list(w) for w in task.writes], policy.ttl)}
+
+
+def call_key(node: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[tuple[str, ...], str]:
+    """The cache key of a ``@task`` call: its namespace and a hash of its arguments."""
+    raw = node.cache_policy.key_func(*args, **kwargs)
+    data = raw if isinstance(raw, bytes) else str(raw).encode()
+    return task_namespace(node), hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def call_lookup(call: Task) -> tuple[CacheGet, list[Any]] | None:
+    """The lookup of a ``@task`` call with a ``CachePolicy`` (``None`` without one, or
+    when the graph has no cache), and the list its cached value lands in on a hit."""
+    cache = call.run.graph.cache
+    if cache is None or call.node.cache_policy is None:
+        return None
+    args, kwargs = call.input
+    key = call_key(call.node, args, kwargs)
+    hit: list[Any] = []
+
+    def then(found: Mapping[Any, Any]) -> Effects:
+        if key in found:
+            hit.append(found[key])
+        return NONE
+
+    return CacheGet(cache, [key], then), hit
+
+
+def call_entry(call: Task, value: Any) -> Effects:
+    """Remember a finished ``@task`` call's return value (a ``CacheSet``), when cached."""
+    cache = call.run.graph.cache
+    policy = call.node.cache_policy
+    if cache is None or policy is None:
+        return NONE
+    args, kwargs = call.input
+    return (CacheSet(cache, {call_key(call.node, args, kwargs): (value, policy.ttl)}),)

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from stepgraph._introspect import signature
-from stepgraph.engine.pool import submit
+from stepgraph.engine.hop import hop
 from stepgraph.errors import GraphDefinitionError, StepgraphError
 
 if TYPE_CHECKING:
@@ -175,12 +175,7 @@ class NodeFunction:
 
 async def run_sync_in_thread(fn: Callable[..., Any], *args: Any) -> Any:
     """Run ``fn(*args)`` on the shared pool, keeping the context (contextvars) intact."""
-    import asyncio
-    import contextvars
-
-
-    ctx = contextvars.copy_context()
-    return await asyncio.wrap_future(submit(ctx.run, fn, *args))
+    return await hop(fn, *args)
 
 
 class RunnableNode:

@@ -4,6 +4,11 @@ Each call gets a deterministic id from its caller's id and its call index, runs 
 shared pool (sync) or the event loop (async), and stores its result as a ``__return__``
 write, so a resumed caller that replays its calls gets stored results instead of running
 finished tasks again.
+
+A call with a ``CachePolicy`` looks its result up first and remembers it after, through
+the cache effects of ``engine/caching.py`` that the call performs itself
+(``policy.perform_call``; an async call awaits ``aget``/``aset``, and a sync call made on
+a running event loop looks up in its worker thread, so the event loop never blocks).
 """
 
 from __future__ import annotations
@@ -16,8 +21,9 @@ from typing import TYPE_CHECKING, Any
 
 from stepgraph._running import current_task, reset_current_task, set_current_task
 from stepgraph.constants import INTERRUPT, PUSH, RESUME, RETURN
-from stepgraph.engine.caching import task_namespace
+from stepgraph.engine.caching import call_entry, call_lookup
 from stepgraph.engine.ids import task_id as make_task_id
+from stepgraph.engine.policy import aperform_call, perform_call
 from stepgraph.engine.pool import submit
 from stepgraph.engine.retry import retry_delay
 from stepgraph.engine.runner import with_timeout_async
@@ -89,16 +95,21 @@ def call_task(node: PregelNode, name: str, args: tuple[Any, ...], kwargs: dict[s
     path = (PUSH, parent.path, idx, parent.id, True)
     sub = Task(tid, name, path, (args, kwargs), node, (PUSH,), loop, parent.step, node.timeout)
     done, value, resume = _saved(loop, tid)
-    if not done and node.cache_policy is not None and loop.graph.cache is not None:
-        key = _task_cache_key(node, name, args, kwargs)
-        found = loop.graph.cache.get([key])
-        if key in found:
-            done, value = True, found[key]
-            loop.saves.task_writes(tid, [(RETURN, value)], sub.sort_key)
+    lookup = None if done else call_lookup(sub)
     is_async = node.is_async
     in_loop = _running_loop() is not None
     if is_async and not in_loop:
         raise RuntimeError("In an sync context async tasks cannot be called")
+    sub.resume = resume
+    if lookup is not None:
+        if is_async:
+            return asyncio.ensure_future(_cached_async(sub, parent, *lookup))
+        if in_loop:  # the event loop's thread must not wait on the cache: look up in the worker
+            return _submit(parent, _worker(_cached_sync, sub, parent, *lookup))
+        perform_call(lookup[:1])
+        done = bool(lookup[1])
+        if done:
+            value = _hit(sub, lookup[1][0])
     if done:
         if is_async:
             fut_a: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
@@ -107,19 +118,55 @@ def call_task(node: PregelNode, name: str, args: tuple[Any, ...], kwargs: dict[s
         fut = SyncFuture(lambda: value)
         fut.claim_and_run()
         return fut
-    sub.resume = resume
-    if "events" in loop.sink.modes:
-        _call_event(sub, "on_chain_start", {"input": _bound_input(node, args, kwargs)})
-    _emit(loop, events.task_start(loop, sub))
-    traced = call_run(sub, parent) if loop.tracer is not None else None
+    traced = _started(sub, parent)
     if is_async:
         return asyncio.ensure_future(_run_async(sub, traced))
-    ctx = contextvars.copy_context()
-    fut = SyncFuture(lambda: ctx.run(_run_sync, sub, traced))
+    return _submit(parent, _worker(_run_sync, sub, traced))
 
+
+def _worker(fn: Any, *args: Any) -> Any:
+    """``fn(*args)`` in a copy of the caller's context (what a worker thread runs)."""
+    ctx = contextvars.copy_context()
+    return lambda: ctx.run(fn, *args)
+
+
+def _submit(parent: Task, run: Any) -> SyncFuture:
+    """A sync call on the shared pool; its caller waits for it before finishing."""
+    fut = SyncFuture(run)
     submit(fut.claim_and_run)
     parent.pending_calls.append(fut)
     return fut
+
+
+def _hit(sub: Task, value: Any) -> Any:
+    """A call found in the cache: its result is stored as if it had run, and it does not."""
+    sub.run.saves.task_writes(sub.id, [(RETURN, value)], sub.sort_key)
+    return value
+
+
+def _started(sub: Task, parent: Task) -> Traced:
+    """A call that runs: stream its start; its trace run, when the run is traced."""
+    loop = sub.run
+    if "events" in loop.sink.modes:
+        _call_event(sub, "on_chain_start", {"input": _bound_input(sub.node, *sub.input)})
+    _emit(loop, events.task_start(loop, sub))
+    return call_run(sub, parent) if loop.tracer is not None else None
+
+
+def _cached_sync(sub: Task, parent: Task, get: Any, hit: list[Any]) -> Any:
+    """A cached sync call made on an event loop, in its worker: look up, then run on a miss."""
+    perform_call((get,))
+    if hit:
+        return _hit(sub, hit[0])
+    return _run_sync(sub, _started(sub, parent))
+
+
+async def _cached_async(sub: Task, parent: Task, get: Any, hit: list[Any]) -> Any:
+    """A cached async call: await the lookup (``aget``), then run on a miss."""
+    await aperform_call((get,))
+    if hit:
+        return _hit(sub, hit[0])
+    return await _run_async(sub, _started(sub, parent))
 
 
 def _emit(loop: Any, parts: events.Parts) -> None:
@@ -135,21 +182,10 @@ def _running_loop() -> Any:
         return None
 
 
-def _task_cache_key(node: Any, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-    import hashlib
-
-
-    raw = node.cache_policy.key_func(*args, **kwargs)
-    data = raw if isinstance(raw, bytes) else str(raw).encode()
-    return task_namespace(node), hashlib.blake2b(data, digest_size=16).hexdigest()
-
-
 def _finish(sub: Task, value: Any) -> Any:
+    """A call returned ``value`` (its result already remembered in the cache, if cached)."""
     loop = sub.run
     node = sub.node
-    if node.cache_policy is not None and loop.graph.cache is not None:
-        args, kwargs = sub.input
-        loop.graph.cache.set({_task_cache_key(node, sub.name, args, kwargs): (value, node.cache_policy.ttl)})
     loop.saves.task_writes(sub.id, [(RETURN, value)], sub.sort_key)
     if "events" in loop.sink.modes:
         _call_event(sub, "on_chain_stream", {"chunk": value})
@@ -157,6 +193,12 @@ def _finish(sub: Task, value: Any) -> Any:
     _emit(loop, events.call_result(loop, sub, value))
     if "updates" in loop.sink.modes:
         loop.emit("updates", {sub.name: value})
+    return value
+
+
+def _remembered(sub: Task, value: Any) -> Any:
+    """Store a sync call's result in the cache (when cached); returns it."""
+    perform_call(call_entry(sub, value))
     return value
 
 
@@ -217,7 +259,7 @@ def _run_sync(sub: Task, traced: Traced = None) -> Any:
         try:
             if traced is not None:
                 return _traced_sync(sub, *traced)
-            return _finish(sub, _attempt_sync(sub))
+            return _finish(sub, _remembered(sub, _attempt_sync(sub)))
         except GraphInterrupt as exc:
             _interrupted(sub, exc)
             raise
@@ -247,7 +289,7 @@ def _traced_sync(sub: Task, run: ChildRun, caller_config: Any) -> Any:
         run.end_sync(value)
     finally:
         run.close()
-    return _finish(sub, value)
+    return _finish(sub, _remembered(sub, value))
 
 
 async def _run_async(sub: Task, traced: Traced = None) -> Any:
@@ -256,7 +298,9 @@ async def _run_async(sub: Task, traced: Traced = None) -> Any:
         try:
             if traced is not None:
                 return await _traced_async(sub, *traced)
-            return _finish(sub, await _attempt_async(sub))
+            value = await _attempt_async(sub)
+            await aperform_call(call_entry(sub, value))
+            return _finish(sub, value)
         except GraphInterrupt as exc:
             _interrupted(sub, exc)
             raise
@@ -285,4 +329,5 @@ async def _traced_async(sub: Task, run: ChildRun, caller_config: Any) -> Any:
         await run.end_async(value)
     finally:
         run.close()
+    await aperform_call(call_entry(sub, value))
     return _finish(sub, value)

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from stepgraph.messages._dict import new_id
+from stepgraph.messages._merge import langchain_available
 
 if TYPE_CHECKING:
     from stepgraph.pregel.main import Pregel
@@ -69,9 +70,8 @@ def _stamp(item: Any) -> Any:
     if isinstance(item, dict):
         if "content" not in item or not ("role" in item or "type" in item):
             return item
-        from stepgraph.messages._merge import langchain_available
-
         if langchain_available():
+            # lazy: langchain-core
             from stepgraph.messages import _lc
 
             return _lc.normalize([item])[0][0]

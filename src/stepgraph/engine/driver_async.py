@@ -3,7 +3,7 @@
 It only performs: tasks on asyncio, the loop's effects with ``policy.aperform`` (the saver
 and the cache awaited), saves through an ``AsyncWriter`` (``engine/durability.py``:
 ``durability="async"`` stores in the background here too). A step with one task runs
-inline (``policy.run_inline``). Sync nodes hop to the shared thread pool; async nodes run
+inline (``policy.run_inline``). Sync nodes hop to a worker thread (``engine/hop.py``); async nodes run
 concurrently. The first
 failure cancels the step's other tasks. Stream parts are yielded as soon as they exist.
 """

@@ -48,7 +48,7 @@ def read_with_writes(
         ch = local[keys] if keys in local else channels[keys]
         return ch.get() if ch.is_available() else None
     names = keys if type(keys) is tuple else tuple(keys)
-    out = dict(loop.views.read(channels, loop.versions, names))  # the live values
+    out = dict(loop.views.read(channels, names))  # the live values
     for chan, ch in local.items():
         if chan not in out and ch.is_available() and chan in names:
             break  # a key becomes available: read in order below

@@ -26,6 +26,7 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from stepgraph._constants import PREVIOUS
 from stepgraph.constants import (
     ERROR,
     INTERRUPT,
@@ -37,10 +38,16 @@ from stepgraph.constants import (
 )
 from stepgraph.engine import caching, planner
 from stepgraph.engine.apply import apply_writes
+from stepgraph.engine.delta import stamp_message_ids
 from stepgraph.engine.effects import NONE, CacheGet, CacheSet, Effect, Effects, Emit, Save
+from stepgraph.engine.fresh import read_with_writes
 from stepgraph.engine.ids import checkpoint_id as new_checkpoint_id
-from stepgraph.engine.saving import SaveOps
+from stepgraph.engine.loop_access import LoopAccess
+from stepgraph.engine.saving import Made, SaveOps
+from stepgraph.engine.snapshot import checkpoint_payload
 from stepgraph.engine.start import InputPhase
+from stepgraph.engine.taskconfig import build_task_config, build_task_runtime
+from stepgraph.engine.tracing import RunTracer
 from stepgraph.engine.views import StateViews
 from stepgraph.errors import (
     ErrorCode,
@@ -55,7 +62,6 @@ if TYPE_CHECKING:
     from stepgraph.config import RunnableConfig
     from stepgraph.engine.tasks import Task
     from stepgraph.engine.timetravel import ReplayBound
-    from stepgraph.engine.tracing import RunTracer
     from stepgraph.pregel.main import Pregel
     from stepgraph.runtime import RunControl, Runtime
     from stepgraph.stream.sink import StreamSink
@@ -88,7 +94,7 @@ def _saver_next_version(checkpointer: Any) -> Any:
     return lambda current: get_next(current, None)
 
 
-class RunLoop(InputPhase):
+class RunLoop(InputPhase, LoopAccess):
     """All state of one run of a graph: channels, versions, the current step and its tasks."""
 
     def __init__(
@@ -108,6 +114,8 @@ class RunLoop(InputPhase):
         durability: str = "async",
         runtime: Runtime[Any] | None = None,
         control: RunControl | None = None,
+        parent_task: Task | None = None,
+        traced: bool = False,
     ) -> None:
         self.graph = graph
         self.nodes = graph.nodes
@@ -126,8 +134,11 @@ class RunLoop(InputPhase):
         self.parent_runtime = runtime
         self.control = control
         """The run's ``RunControl`` (drain switch); ``None`` until a node asks for it."""
-        self.tracer: RunTracer | None = None
+        self.parent_task = parent_task
+        """The parent's task running this graph as a subgraph; ``None`` for a root run."""
+        self.tracer: RunTracer | None = RunTracer(self) if traced else None
         """Reports the run to callback handlers; ``None`` for a run without callbacks."""
+        self._helpers: dict[str, Any] | None = None
         configurable = config.get("configurable") or {}
         self.configurable = configurable
         self.checkpoint_ns: str = configurable.get("checkpoint_ns", "") or ""
@@ -151,8 +162,6 @@ class RunLoop(InputPhase):
         self.runnable: list[Task] | None = None
         """What the last ``tick()`` asks the driver to run; ``None`` when the run stops."""
         self.checkpoint_id = ""
-        self.checkpoint_ts = ""
-        self.checkpoint_metadata: dict[str, Any] = {}
         self.pending_writes: list[tuple[str, str, Any]] = []
         self.saves = SaveOps(self)
         self.views = StateViews()
@@ -164,9 +173,9 @@ class RunLoop(InputPhase):
         self.volatile: frozenset[str] = frozenset()
         self.live_volatile: set[str] = set()
         self.max_version: Any = None
+        self.trigger_to_nodes: Mapping[str, Any] = graph.trigger_to_nodes
         self.finishable: tuple[str, ...] = ()
         self.output_writes_seen = False
-        self.parent_task: Task | None = None
         self.track_output = False
         self.last_output: Any = MISSING
         self.replay: ReplayBound | None = None
@@ -203,13 +212,12 @@ class RunLoop(InputPhase):
             upd = ckpt.get("updated_channels")
             self.updated = set(upd) if upd is not None else None
             self.checkpoint_id = ckpt["id"]
-            self.checkpoint_ts = ckpt.get("ts", "")
-            self.checkpoint_metadata = dict(saved.metadata or {})
-            self.step = int(self.checkpoint_metadata.get("step", -2)) + 1
-            self.pending_writes = list(saved.pending_writes or ())
             self.saves.restored(saved)
+            self.step = int(self.saves.metadata.get("step", -2)) + 1
+            self.pending_writes = list(saved.pending_writes or ())
         self.stop = self.step + self.recursion_limit + 1
         volatile, self.finishable = self.graph.channel_kinds()
+        self.trigger_to_nodes = self.graph.trigger_to_nodes
         self.volatile = frozenset(volatile)
         keys = self.output_keys
         # ``invoke`` returns the last output it saw, like LangGraph's last ``values`` chunk:
@@ -345,13 +353,19 @@ class RunLoop(InputPhase):
         """Apply the step's writes, emit ``values``, checkpoint, and check interrupts; the
         step's save ops are returned together (one ``Save``)."""
         tasks = list(self.tasks.values())
-        if any(t.held_for_handler for t in tasks):
+        held = paused = False
+        for t in tasks:
+            if t.held_for_handler:
+                held = True
+            if t.paused:
+                paused = True
+        if held:
             # A node failed and the run pauses before its error handler: nothing is
             # applied, the step's writes (and the node's error) stay pending.
             self.status = "interrupt_before"
             return self._breakpoint()
-        interrupted = [t for t in tasks if t.paused]
-        if interrupted:
+        if paused:
+            interrupted = [t for t in tasks if t.paused]
             self.status = "interrupted"
             self.interrupts = [i for t in interrupted for i in t.interrupts]
             if self.parent_task is None:
@@ -362,8 +376,9 @@ class RunLoop(InputPhase):
         new_version = self.next_version(self.max_version)
         self.updated = apply_writes(
             self.channels, self.versions, self.seen, tasks, self.next_version,
-            self.graph.trigger_to_nodes, self.volatile, self.finishable, self.step,
+            self.trigger_to_nodes, self.volatile, self.finishable, self.step,
             new_version=new_version, live=self.live_volatile, touched=self.saves.touched,
+            views=self.views,
         )
         self.max_version = new_version
         self.pending_writes = []
@@ -386,29 +401,39 @@ class RunLoop(InputPhase):
     def checkpoint(self, source: str, step: int, out: list[Effect]) -> None:
         """Make a checkpoint of the current state (queued with the step's save ops) and
         stream it (``checkpoints``/``debug`` modes)."""
-        made = self.saves.checkpoint(source, step)
+        made = self._new_checkpoint(source, step)
         if made is None:
             return
         modes = self.sink.modes
         if "checkpoints" in modes or "debug" in modes:
-            from stepgraph.engine.snapshot import checkpoint_payload
-
             ckpt, metadata, parent = made
             payload = checkpoint_payload(self, ckpt, metadata, parent)
             self._emit(out, events.checkpoint_parts(payload, ckpt["ts"]))
 
-    def apply(self, sources: Iterable[Any], *, volatile: bool = True) -> set[str]:
+    def _new_checkpoint(self, source: str, step: int) -> Made | None:
+        """Move to a new checkpoint id and queue its checkpoint (``SaveOps.checkpoint``)."""
+        prev_id = self.checkpoint_id or None
+        self.checkpoint_id = self.new_checkpoint_id()
+        return self.saves.checkpoint(source, step, prev_id)
+
+    def apply(
+        self, sources: Iterable[Any], *, volatile: bool = True, mark: bool = False
+    ) -> set[str]:
         """Apply writes outside a step (input, null writes, updates, discarded tasks);
         returns the channels updated. ``volatile=False``: a Command's null writes, which
-        leave ephemeral channels as they are."""
+        leave ephemeral channels as they are. ``mark``: they are also the run's last update
+        (what ``updated`` holds)."""
         updated = apply_writes(
             self.channels, self.versions, self.seen, sources, self.next_version,
             self.graph.trigger_to_nodes, self.volatile if volatile else (),
             self.finishable if volatile else (), live=self.live_volatile if volatile else None,
+            views=self.views,
         )
         if not volatile:
             self.live_volatile.update(c for c in updated if c in self.volatile)
         self.max_version = max(self.versions.values()) if self.versions else None
+        if mark:
+            self.updated = updated
         return updated
 
     def _values_after(self, tasks: list[Task]) -> Any:
@@ -421,8 +446,6 @@ class RunLoop(InputPhase):
         keyset = {keys} if isinstance(keys, str) else set(keys)
         if not any(c in keyset for t in done for c, _ in t.writes):
             return MISSING
-        from stepgraph.engine.fresh import read_with_writes
-
         return read_with_writes(self, done, self.stream_keys)
 
     # -- helpers ----------------------------------------------------------------------------
@@ -439,8 +462,6 @@ class RunLoop(InputPhase):
 
     def _stamp_delta_writes(self, task: Task) -> None:
         """Give messages written to delta keys their ids before the writes are stored."""
-        from stepgraph.engine.delta import stamp_message_ids
-
         keys = self.delta_keys
         task.writes[:] = [
             (c, stamp_message_ids(v)) if c in keys else (c, v) for c, v in task.writes
@@ -497,8 +518,6 @@ class RunLoop(InputPhase):
     def output(self) -> Any:
         """What ``invoke`` returns: the output keys, plus ``__interrupt__`` when paused."""
         if self.status == "interrupted":
-            from stepgraph.engine.fresh import read_with_writes
-
             done = [t for t in self.tasks.values() if not t.paused and t.error is None]
             out = read_with_writes(self, done, self.output_keys)
         elif self.track_output and self.last_output is not MISSING:
@@ -513,19 +532,13 @@ class RunLoop(InputPhase):
 
     # -- per-task context -------------------------------------------------------------------
     def task_config(self, task: Task) -> RunnableConfig:
-        from stepgraph.engine.taskconfig import build_task_config
-
         return build_task_config(self, task)
 
     def task_runtime(self, task: Task) -> Runtime[Any]:
-        from stepgraph.engine.taskconfig import build_task_runtime
-
         return build_task_runtime(self, task)
 
     def previous_value(self) -> Any:
         """The saved return value of the previous run (functional API), else ``None``."""
-        from stepgraph._constants import PREVIOUS
-
         ch = self.channels.get(PREVIOUS)
         return ch.get() if ch is not None and ch.is_available() else None
 

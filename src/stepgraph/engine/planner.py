@@ -23,6 +23,7 @@ from stepgraph.constants import (
 from stepgraph.engine.ids import task_id as make_task_id
 from stepgraph.engine.tasks import Task
 from stepgraph.errors import InvalidUpdateError
+from stepgraph.types import TimeoutPolicy
 
 if TYPE_CHECKING:
     from stepgraph.engine.loop import RunLoop
@@ -58,13 +59,18 @@ def plan_tasks(loop: RunLoop, *, for_execution: bool) -> dict[str, Task]:
     if updated is None:
         candidates: Any = nodes
     else:
-        t2n = loop.graph.trigger_to_nodes
-        names: set[str] = set()
-        for chan in updated:
-            subs = t2n.get(chan)
-            if subs:
-                names.update(subs)
-        candidates = sorted(names)
+        t2n = loop.trigger_to_nodes
+        if len(updated) == 1:  # (the common step: one channel moved)
+            for chan in updated:
+                subs = t2n.get(chan)
+            candidates = () if not subs else subs if len(subs) == 1 else sorted(set(subs))
+        else:
+            names: set[str] = set()
+            for chan in updated:
+                subs = t2n.get(chan)
+                if subs:
+                    names.update(subs)
+            candidates = sorted(names)
     versions = loop.versions
     seen_all = loop.seen
     inputs_cache: dict[Any, Any] = {}
@@ -105,7 +111,7 @@ def read_input(loop: RunLoop, node: Any, cache: dict[Any, Any]) -> Any:
     else:
         base = cache.get(spec)
         if base is None:
-            base = cache[spec] = loop.views.read(channels, loop.versions, spec)
+            base = cache[spec] = loop.views.read(channels, spec)
         value = dict(base)
         if node.managed_keys:
             managed = loop.graph.managed
@@ -119,8 +125,6 @@ def read_input(loop: RunLoop, node: Any, cache: dict[Any, Any]) -> Any:
 def _timeout(node: Any, packet: Any) -> Any:
     if getattr(packet, "timeout", None) is None:
         return node.timeout
-    from stepgraph.types import TimeoutPolicy
-
     return TimeoutPolicy.coerce(packet.timeout)
 
 

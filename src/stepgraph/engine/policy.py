@@ -12,6 +12,9 @@ order, with ``perform``/``aperform`` below. What it decides is decided here:
   a sync run only at the root (``pregel/api.py``): a nested sync run keeps running tasks
   on its own thread, so nested graphs cannot exhaust the shared pool;
 * when saves are stored: ``engine/durability.py`` (one policy for both);
+* a ``@task`` call (``engine/calls.py``) performs its own cache effects with
+  ``perform_call``/``aperform_call``: it runs inside its caller's task, so the sync call
+  uses the cache's ``get``/``set`` and the async call awaits ``aget``/``aset``;
 * flush-on-error: whatever ends a run (its end, an error, a closed stream, a cancellation),
   the driver performs ``loop.finish()`` and waits for its writer; an error while storing
   then never hides the run's own error.
@@ -21,7 +24,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from stepgraph.engine.effects import CacheGet, Emit, Save
+from stepgraph.engine.effects import CacheGet, CacheSet, Emit, Save
 
 if TYPE_CHECKING:
     from stepgraph.engine.durability import AsyncWriter, SyncWriter
@@ -89,3 +92,26 @@ async def aperform(effects: Effects, loop: RunLoop, writer: AsyncWriter) -> None
                 await aperform(more, loop, writer)
         else:
             await effect.cache.aset(effect.entries)  # type: ignore[union-attr]
+
+
+def perform_call(effects: Effects) -> None:
+    """Perform a ``@task`` call's cache effects (``CacheGet``, ``CacheSet``) in the calling
+    thread. A call streams its parts and queues its writes itself, so it has no other."""
+    for effect in effects:
+        if type(effect) is CacheGet:
+            perform_call(effect.then(effect.cache.get(effect.keys)))
+        elif type(effect) is CacheSet:
+            effect.cache.set(effect.entries)
+        else:
+            raise TypeError(f"a task call cannot perform {effect!r}")
+
+
+async def aperform_call(effects: Effects) -> None:
+    """Async twin of ``perform_call``: the cache is awaited."""
+    for effect in effects:
+        if type(effect) is CacheGet:
+            await aperform_call(effect.then(await effect.cache.aget(effect.keys)))
+        elif type(effect) is CacheSet:
+            await effect.cache.aset(effect.entries)
+        else:
+            raise TypeError(f"a task call cannot perform {effect!r}")

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from concurrent.futures import Future, ThreadPoolExecutor
 
-__all__ = ["ThreadWatch", "shared_pool", "submit", "watch_threads"]
+__all__ = ["ThreadWatch", "max_threads", "shared_pool", "submit", "watch_threads", "watching"]
 
 _POOL: ThreadPoolExecutor | None = None
 _LOCK = threading.Lock()
@@ -34,11 +34,13 @@ def shared_pool() -> ThreadPoolExecutor:
                     ThreadPoolExecutor,  # loaded by the first parallel step
                 )
 
-                workers = int(os.environ.get("STEPGRAPH_MAX_THREADS", "0")) or min(
-                    64, (os.cpu_count() or 1) * 4 + 8
-                )
-                _POOL = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="stepgraph")
+                _POOL = ThreadPoolExecutor(max_workers=max_threads(), thread_name_prefix="stepgraph")
     return _POOL
+
+
+def max_threads() -> int:
+    """How many threads the pool (and ``engine.hop``'s workers) may run at once."""
+    return int(os.environ.get("STEPGRAPH_MAX_THREADS", "0")) or min(64, (os.cpu_count() or 1) * 4 + 8)
 
 
 class ThreadWatch:
@@ -90,6 +92,11 @@ def watch_threads() -> Iterator[ThreadWatch]:
         yield watch
     finally:
         _WATCH.reset(token)
+
+
+def watching() -> bool:
+    """Whether a ``watch_threads()`` records the jobs submitted in this context."""
+    return _WATCH.get() is not None
 
 
 def submit(fn: Callable[..., Any], *args: Any) -> Future[Any]:

@@ -14,11 +14,13 @@ from stepgraph._running import reset_current_task, set_current_task
 from stepgraph.constants import ERROR, ERROR_SOURCE_NODE
 from stepgraph.engine.retry import retry_delay
 from stepgraph.engine.subgraph import parent_command_value
+from stepgraph.engine.timeout_support import natively_async, sync_timeout_error
 from stepgraph.engine.tracing import ChildRun, node_run
 from stepgraph.errors import (
     GraphBubbleUp,
     GraphInterrupt,
     NodeCancelledError,
+    NodeError,
     NodeTimeoutError,
     ParentCommand,
 )
@@ -61,8 +63,6 @@ def _attempt_sync(task: Task) -> None:
 
 def _run_body_sync(task: Task) -> Any:
     if task.timeout is not None:  # refused at compile time; a Send(timeout=) can still ask
-        from stepgraph.engine.timeout_support import sync_timeout_error
-
         raise sync_timeout_error(task.name)
     try:
         return _body_sync(task)
@@ -183,8 +183,6 @@ def run_task_sync(task: Task) -> None:
 
 def _start_handler(task: Task, exc: BaseException) -> Any:
     """Prepare ``task`` for its node's error handler; returns ``(handler, writer)``."""
-    from stepgraph.errors import NodeError
-
     task.writes.clear()
     task.handled_error = NodeError(task.name, exc)
     task.label = f"__error_handler__{task.name}"
@@ -267,8 +265,6 @@ async def _attempt_async(task: Task) -> None:
 async def _run_body_async(task: Task) -> Any:
     policy = task.timeout
     if policy is not None:
-        from stepgraph.engine.timeout_support import natively_async, sync_timeout_error
-
         if not all(natively_async(step) for step in task.node.bound):
             raise sync_timeout_error(task.name)
     try:

@@ -14,9 +14,13 @@ import inspect
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from stepgraph.channels.untracked_value import UntrackedValue
 from stepgraph.constants import NULL_TASK_ID, TASKS
+from stepgraph.engine.apply import Touched
+from stepgraph.engine.image import CheckpointImage
 from stepgraph.engine.timetravel import ancestors
 from stepgraph.errors import StepgraphError
+from stepgraph.types import Send
 
 if TYPE_CHECKING:
     from stepgraph.engine.loop import RunLoop
@@ -37,12 +41,9 @@ class SaveOps:
     """
 
     __slots__ = ("loop", "ops", "parent_id", "enabled", "needs_checkpoint", "loaded_id",
-                 "whole_delta", "_untracked", "image", "touched", "_deferred")
+                 "whole_delta", "_untracked", "image", "touched", "_deferred", "ts", "metadata")
 
     def __init__(self, loop: RunLoop) -> None:
-        from stepgraph.engine.apply import Touched
-        from stepgraph.engine.image import CheckpointImage
-
         self.loop = loop
         self.ops: list[Op] = []
         self.parent_id: str | None = None
@@ -59,6 +60,11 @@ class SaveOps:
         self._deferred: tuple[str, str, dict[str, Any], list[str] | None] | None = None
         """``durability="exit"``: (id, ts, metadata, updated channels) of the checkpoint
         to assemble at the end."""
+        self.ts = ""
+        """The time of the loop's current checkpoint (loaded or made; under
+        ``durability="exit"`` a step's is only made at the end)."""
+        self.metadata: dict[str, Any] = {}
+        """The metadata of the loop's current checkpoint (as ``ts``)."""
 
     @property
     def saved_versions(self) -> dict[str, Any]:
@@ -66,9 +72,16 @@ class SaveOps:
         return self.image.versions
 
     def restored(self, saved: Any) -> None:
+        self.ts = saved.checkpoint.get("ts", "")
+        self.metadata = dict(saved.metadata or {})
         self.loaded_id = saved.checkpoint.get("id")
         self.image.restored(saved.checkpoint.get("channel_versions", {}))
         self.parent_id = (saved.parent_config or {}).get("configurable", {}).get("checkpoint_id")
+
+    def force(self) -> None:
+        """Store the next checkpoint even without a checkpointer (``update_state`` hands
+        its ops to the caller's saver)."""
+        self.enabled = self.needs_checkpoint = True
 
     def require_checkpointer(self, what: str) -> None:
         if not self.enabled:
@@ -104,7 +117,7 @@ class SaveOps:
                 ts = datetime.now(UTC).isoformat()
                 metadata = {**metadata, "parents": self._parents()}
                 metadata.update(_config_metadata(loop.config))
-                loop.checkpoint_ts, loop.checkpoint_metadata = ts, metadata
+                self.ts, self.metadata = ts, metadata
                 self.touched.clear()
                 self.image.rebuild(loop)
             ckpt = self._assemble(checkpoint_id, ts, updated, whole_delta=True)
@@ -121,12 +134,11 @@ class SaveOps:
         return [("put", config, ckpt, metadata, dict(ckpt["channel_versions"])), *ops]
 
     # -- checkpoints ------------------------------------------------------------------------
-    def checkpoint(self, source: str, step: int) -> Made | None:
-        """A new checkpoint after the input or a step; the loop moves to its id. Returns
-        what was made (for the ``checkpoints`` stream), ``None`` when nothing is stored."""
+    def checkpoint(self, source: str, step: int, prev_id: str | None) -> Made | None:
+        """A new checkpoint after the input or a step, at the id the loop just moved to
+        (from ``prev_id``). Returns what was made (for the ``checkpoints`` stream), ``None``
+        when nothing is stored."""
         loop = self.loop
-        prev_id = loop.checkpoint_id or None
-        loop.checkpoint_id = loop.new_checkpoint_id()
         if not self.needs_checkpoint:
             return None
         if source == "loop" and self._exit_unstreamed():
@@ -141,10 +153,9 @@ class SaveOps:
             self.whole_delta = False
             return None
         ts = datetime.now(UTC).isoformat()
-        loop.checkpoint_ts = ts
         metadata = {"source": source, "step": step, "parents": self._parents()}
         metadata.update(_config_metadata(loop.config))
-        loop.checkpoint_metadata = metadata
+        self.ts, self.metadata = ts, metadata
         image = self.image
         if source == "loop" and image.valid:
             new_versions = image.advance(loop, self.touched)
@@ -242,8 +253,6 @@ class SaveOps:
     def untracked(self) -> frozenset[str]:
         """The graph's ``UntrackedValue`` channels (whose values are never stored)."""
         if self._untracked is None:
-            from stepgraph.channels.untracked_value import UntrackedValue
-
             self._untracked = frozenset(
                 k for k, ch in self.loop.graph.channels.items() if isinstance(ch, UntrackedValue)
             )
@@ -292,8 +301,6 @@ def _config_metadata(config: Any) -> dict[str, Any]:
 
 def _without_untracked(packet: Any, untracked: frozenset[str]) -> Any:
     """A ``Send`` whose dict argument no longer has the untracked keys (top level only)."""
-    from stepgraph.types import Send
-
     if not isinstance(packet, Send) or not isinstance(packet.arg, dict):
         return packet
     if not any(k in untracked for k in packet.arg):

@@ -23,6 +23,7 @@ from stepgraph.engine.apply import WriteSource
 from stepgraph.engine.fresh import read_with_writes
 from stepgraph.engine.timetravel import with_checkpoint_map
 from stepgraph.stream.sink import StreamSink
+from stepgraph.types import PregelTask, StateSnapshot
 
 if TYPE_CHECKING:
     from stepgraph.engine.loop import RunLoop
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
 def loop_for(graph: Pregel, config: Any, saver: Any, saved: Any, delta: Any = None) -> RunLoop:
     """A loop restored at ``saved`` (for planning only: it never runs a task); ``delta``
     completes its delta keys (``engine.delta.load_history``)."""
+    # lazy: keeps `import stepgraph.graph` lean
     from stepgraph.engine.loop import RunLoop
 
     loop = RunLoop(
@@ -57,8 +59,6 @@ def _parent_config_of(saved: Any) -> dict[str, Any] | None:
 def snapshot(graph: Pregel, config: Any, saver: Any, saved: Any, *, apply_pending: bool,
              delta: Any = None) -> StateSnapshot:
     """The ``StateSnapshot`` of ``saved`` (``apply_pending``: include finished tasks' writes)."""
-    from stepgraph.types import PregelTask, StateSnapshot
-
     if saved is None:
         return StateSnapshot({}, (), config, None, None, None, (), ())
     loop = loop_for(graph, config, saver, saved, delta)
@@ -120,11 +120,8 @@ def snapshot(graph: Pregel, config: Any, saver: Any, saved: Any, *, apply_pendin
 
 
 def _advanced(graph: Pregel, loop: RunLoop, done: list[Any], saved: Any) -> StateSnapshot:
-    from stepgraph.types import PregelTask, StateSnapshot
-
-    loop.updated = loop.apply(done)
-    loop.step += 1
-    following = planner.plan_tasks(loop, for_execution=False)
+    loop.apply(done, mark=True)
+    following = loop.plan_next()
     return StateSnapshot(
         values=loop.read(graph.stream_keys),
         next=tuple(t.name for t in following.values()),
@@ -166,12 +163,7 @@ def checkpoint_payload(loop: RunLoop, ckpt: dict[str, Any], metadata: dict[str, 
                           "checkpoint_id": parent_id}}
         if parent_id else None
     )
-    saved_step = loop.step
-    try:
-        loop.step += 1
-        tasks = planner.plan_tasks(loop, for_execution=False)
-    finally:
-        loop.step = saved_step
+    tasks = loop.plan_next()
     return {
         "config": with_checkpoint_map(config, metadata),
         "parent_config": with_checkpoint_map(parent, metadata) if parent else None,

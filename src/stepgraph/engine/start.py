@@ -16,7 +16,10 @@ from stepgraph.engine import planner
 from stepgraph.engine.apply import WriteSource
 from stepgraph.engine.effects import Effect, Emit
 from stepgraph.engine.input import map_command, map_input
+from stepgraph.engine.interrupts import is_resume_map
+from stepgraph.engine.timetravel import ReplayBound
 from stepgraph.errors import EmptyInputError, InvalidUpdateError
+from stepgraph.types import Command
 
 if TYPE_CHECKING:
     from stepgraph.engine.loop import RunLoop
@@ -51,8 +54,6 @@ class InputPhase:
 
     def _start(self: RunLoop, out: list[Effect]) -> None:
         """Apply the run's input (fresh input, ``None`` to continue, or a ``Command``)."""
-        from stepgraph.types import Command
-
         inp = self.input
         parent = self.parent_task
         if parent is None:
@@ -158,8 +159,6 @@ class InputPhase:
         ``update_state`` (or forks) are already branches: they run as is. A root run's
         subgraphs then load their state as of the replayed point (``ReplayBound``).
         """
-        from stepgraph.engine.timetravel import ReplayBound
-
         self.pending_writes = []
         bound = self.checkpoint_id
         if self.checkpoint_metadata.get("source") in ("update", "fork"):
@@ -201,8 +200,6 @@ class InputPhase:
     def _check_resumable(self: RunLoop, resume: Any) -> None:
         """A resume value needs something to resume: an interrupt, or tasks the thread stopped
         before (a breakpoint). One value for several waiting interrupts is ambiguous."""
-        from stepgraph.engine.interrupts import is_resume_map
-
         hanging = self._hanging_interrupts()
         if not hanging and not any(c == INTERRUPT for _, c, _ in self.pending_writes) and (
             not planner.plan_tasks(self, for_execution=False)
@@ -236,8 +233,6 @@ class InputPhase:
 
 
     def _set_resume(self: RunLoop, resume: Any) -> None:
-        from stepgraph.engine.interrupts import is_resume_map
-
         if is_resume_map(resume):
             self.resume_map = dict(resume)
         else:

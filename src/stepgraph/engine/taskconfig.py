@@ -5,9 +5,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from stepgraph.engine.fresh import read_with_writes
-from stepgraph.runtime import ExecutionInfo, RunControl, Runtime, _noop_writer, server_info_from
+from stepgraph.runtime import ExecutionInfo, Runtime, _noop_writer, server_info_from
 from stepgraph.stream.events_v2 import with_events_handler
 from stepgraph.stream.messages import task_callbacks
+from stepgraph.stream.tools import task_callbacks as tool_callbacks
 
 if TYPE_CHECKING:
     from stepgraph.config import RunnableConfig
@@ -59,8 +60,6 @@ def build_task_config(loop: RunLoop, task: Task) -> RunnableConfig:
         if (callbacks := task_callbacks(loop, callbacks)) is not None:
             config["callbacks"] = callbacks
     if "tools" in loop.sink.modes:  # tool calls reach the stream through callbacks
-        from stepgraph.stream.tools import task_callbacks as tool_callbacks
-
         if (callbacks := tool_callbacks(loop, config.get("callbacks"))) is not None:
             config["callbacks"] = callbacks
     if "events" in loop.sink.modes:  # astream_events: chat-model calls as stream events
@@ -89,8 +88,6 @@ def build_task_runtime(loop: RunLoop, task: Task) -> Runtime[Any]:
         node_first_attempt_time=task.first_attempt_time,
     )
     parent = loop.parent_runtime
-    if loop.control is None:
-        loop.control = RunControl()  # made on first use; a drain request then stops the run
     return Runtime(
         context=loop.context if loop.context is not None else (parent.context if parent else None),
         store=loop.store if loop.store is not None else (parent.store if parent else None),
@@ -98,5 +95,5 @@ def build_task_runtime(loop: RunLoop, task: Task) -> Runtime[Any]:
         previous=loop.previous_value(),
         execution_info=info,
         server_info=server_info_from(loop.configurable),
-        control=loop.control,
+        control=loop.run_control(),
     )

@@ -113,6 +113,7 @@ class RunTracer:
         return self.loop.config.get("run_name") or self.loop.graph.name
 
     def _graph_manager(self, cls_name: str) -> Any:
+        # lazy: langchain-core, traced runs only
         from stepgraph import callbacks as graph_callbacks
 
         cls = getattr(graph_callbacks, cls_name)
@@ -172,6 +173,7 @@ class RunTracer:
         loop = self.loop
         if self.graph is None or not loop.resuming:
             return None
+        # lazy: langchain-core, traced runs only
         from stepgraph.callbacks import GraphResumeEvent
 
         return GraphResumeEvent(run_id=self.graph.run_id, status="pending",
@@ -183,6 +185,7 @@ class RunTracer:
             "interrupted", "interrupt_before", "interrupt_after"
         ):
             return None
+        # lazy: langchain-core, traced runs only
         from stepgraph.callbacks import GraphInterruptEvent
 
         return GraphInterruptEvent(

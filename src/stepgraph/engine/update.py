@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from stepgraph.constants import END, ERROR, INPUT, INTERRUPT, NULL_TASK_ID, PUSH, START
 from stepgraph.engine import planner
 from stepgraph.engine.apply import WriteSource
+from stepgraph.engine.ids import checkpoint_id
 from stepgraph.engine.ids import task_id as make_task_id
 from stepgraph.engine.snapshot import loop_for
 from stepgraph.engine.tasks import Task
@@ -43,7 +44,7 @@ def _apply_pending(loop: RunLoop) -> None:
         tasks[tid].writes.append((chan, value))
     done = [t for t in tasks.values() if t.writes]
     if done:
-        loop.updated = loop.apply(done)
+        loop.apply(done, mark=True)
 
 
 def _infer_as_node(loop: RunLoop) -> str:
@@ -141,6 +142,7 @@ def update_steps(
             sources.extend(WriteSource(t.name, [], t.triggers, t.path, t.sort_key) for t in pending.values())
             continue
         if as_node == INPUT:
+            # lazy: keeps `import stepgraph.graph` lean
             from stepgraph.engine.input import map_input
 
             writes = map_input(graph, values) if values is not None else []
@@ -164,15 +166,12 @@ def update_steps(
         sources.append(task)
         if not fresh:
             task_writes.append((tid, [(c, v) for c, v in task.writes if c != PUSH]))
-    loop.updated = loop.apply(sources)
-    loop.saves.enabled = True
-    loop.saves.needs_checkpoint = True
+    loop.apply(sources, mark=True)
     if fresh:  # a thread's first checkpoint: its input is step -1, an update step 0
         step = -1 if source == "input" else 0
     else:
         step = loop.step
-    loop.saves.checkpoint(source, step)
-    ops = loop.saves.take()
+    ops = loop.update_checkpoint(source, step)
     put = next(op for op in ops if op[0] == "put")
     metadata = put[3]
     if saved is not None:  # an update stays in the parent checkpoints of what it updates
@@ -191,8 +190,6 @@ def _parent(config: Any, saved: Any) -> dict[str, Any]:
 
 def compute_fork(saved: Any) -> Result:
     """``as_node="__copy__"``: the same checkpoint again, as a sibling with a new id."""
-    from stepgraph.engine.ids import checkpoint_id
-
     if saved is None:
         raise InvalidUpdateError("Cannot copy a non-existent checkpoint", code="SG256")
     ckpt = dict(saved.checkpoint)

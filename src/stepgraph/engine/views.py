@@ -2,12 +2,13 @@
 
 A node reads the state keys it declares every time it runs; on a wide state (hundreds of
 keys) building that dict from the channels dominates a step. A view keeps the dict for one
-key tuple with the version each key had when read, and on the next read fetches only the
-keys whose version moved: a channel's value changes only together with its version (every
-update goes through ``apply_writes``), and a restore replaces the channels, which drops
-every view. Only channels whose ``get()`` returns the stored value itself are kept this way;
-others (a ``Topic`` returns a fresh copy, a custom channel may do anything) are read every
-time. Callers get the view's own dict: copy it before handing it out.
+key tuple, and ``apply_writes`` tells the views which channels it gave a new version
+(``note``): a read fetches only those, so it costs what changed, not the width of the
+state. A channel's value changes only together with its version (every update goes
+through ``apply_writes``), and a restore replaces the channels, which drops every view.
+Only channels whose ``get()`` returns the stored value itself are kept this way; others (a
+``Topic`` returns a fresh copy, a custom channel may do anything) are read every time.
+Callers get the view's own dict: copy it before handing it out.
 """
 
 from __future__ import annotations
@@ -15,19 +16,19 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from stepgraph.channels.any_value import AnyValue
+from stepgraph.channels.binop import BinaryOperatorAggregate
+from stepgraph.channels.delta import DeltaChannel
+from stepgraph.channels.ephemeral_value import EphemeralValue
+from stepgraph.channels.last_value import LastValue
+from stepgraph.channels.last_value_after_finish import LastValueAfterFinish
+from stepgraph.channels.untracked_value import UntrackedValue
+
 __all__ = ["StateViews"]
 
 
 def _stable_kinds() -> frozenset[type]:
     """Channel classes whose ``get()`` returns the stored value (not a copy)."""
-    from stepgraph.channels.any_value import AnyValue
-    from stepgraph.channels.binop import BinaryOperatorAggregate
-    from stepgraph.channels.delta import DeltaChannel
-    from stepgraph.channels.ephemeral_value import EphemeralValue
-    from stepgraph.channels.last_value import LastValue
-    from stepgraph.channels.last_value_after_finish import LastValueAfterFinish
-    from stepgraph.channels.untracked_value import UntrackedValue
-
     return frozenset({AnyValue, BinaryOperatorAggregate, DeltaChannel, EphemeralValue,
                       LastValue, LastValueAfterFinish, UntrackedValue})
 
@@ -36,55 +37,55 @@ _STABLE: frozenset[type] | None = None
 
 
 class StateViews:
-    """Views over one run's channels, keyed by the tuple of keys read."""
+    """Views over one run's channels, keyed by the tuple of keys read.
+
+    A view is ``[values, keys changed since the last read, keys read every time, its key
+    set]``."""
 
     __slots__ = ("_channels", "_views")
 
     def __init__(self) -> None:
         self._channels: Any = None
-        self._views: dict[Any, tuple[dict[str, Any], dict[str, Any]]] = {}
+        self._views: dict[tuple[str, ...], list[Any]] = {}
 
-    def read(
-        self, channels: Mapping[str, Any], versions: Mapping[str, Any], keys: tuple[str, ...]
-    ) -> dict[str, Any]:
+    def note(self, changed: set[str]) -> None:
+        """``changed`` channels got a new version (``apply_writes``)."""
+        if changed:
+            for view in self._views.values():
+                view[1] |= view[3] & changed
+
+    def read(self, channels: Mapping[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
         """The available values of ``keys`` (the view's own dict: do not change it)."""
         global _STABLE
         if channels is not self._channels:
             self._channels = channels
             self._views = {}
-        entry = self._views.get(keys)
-        if entry is None:
+        view = self._views.get(keys)
+        if view is None:
             stable = _STABLE if _STABLE is not None else (_STABLE := _stable_kinds())
             values: dict[str, Any] = {}
-            seen: dict[str, Any] = {}
+            always = []
             for k in keys:
                 ch = channels[k]
-                # a key of a channel that may copy is never "seen": it is read every time
-                seen[k] = versions.get(k) if type(ch) in stable else _ALWAYS
+                if type(ch) not in stable:  # a channel that may copy: read every time
+                    always.append(k)
                 if ch.is_available():
                     values[k] = ch.get()
-            self._views[keys] = (values, seen)
+            self._views[keys] = [values, set(), tuple(always), frozenset(keys)]
             return values
-        values, seen = entry
+        values, dirty, always_keys, _ = view
+        if not dirty and not always_keys:
+            return values
         added = False
-        for k in keys:
-            old = seen[k]
-            v = versions.get(k)
-            if old is _ALWAYS or v != old:
-                if old is not _ALWAYS:
-                    seen[k] = v
-                ch = channels[k]
-                if ch.is_available():
-                    if not added and k not in values:
-                        added = True
-                    values[k] = ch.get()
-                else:
-                    values.pop(k, None)
+        for k in (*dirty, *always_keys) if always_keys else dirty:
+            ch = channels[k]
+            if ch.is_available():
+                if not added and k not in values:
+                    added = True
+                values[k] = ch.get()
+            else:
+                values.pop(k, None)
+        dirty.clear()
         if added:  # keep the keys in their declared order, as a fresh read has them
-            values = {k: values[k] for k in keys if k in values}
-            self._views[keys] = (values, seen)
+            values = view[0] = {k: values[k] for k in keys if k in values}
         return values
-
-
-_ALWAYS = object()
-"""``seen`` marker of a key read every time."""

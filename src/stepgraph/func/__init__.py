@@ -16,8 +16,10 @@ from typing import Any, Generic, TypeVar
 from stepgraph._constants import PREVIOUS
 from stepgraph.channels import EphemeralValue, LastValue
 from stepgraph.constants import END, START
+from stepgraph.engine.caching import task_namespace
 from stepgraph.engine.callable import NodeFunction, callable_name, is_async_callable
 from stepgraph.engine.node import PregelNode, Writer
+from stepgraph.engine.timeout_support import sync_timeout_error
 from stepgraph.pregel.main import Pregel
 from stepgraph.types import CachePolicy, RetryPolicy, TimeoutPolicy
 from stepgraph.warnings import (
@@ -47,8 +49,6 @@ class _TaskFunction(Generic[R]):
         self.name = name or callable_name(func)
         timeout = TimeoutPolicy.coerce(timeout)
         if timeout is not None and not is_async_callable(func):
-            from stepgraph.engine.timeout_support import sync_timeout_error
-
             raise sync_timeout_error(self.name, "Task")
         policies = () if retry_policy is None else (
             (retry_policy,) if isinstance(retry_policy, RetryPolicy) else tuple(retry_policy)
@@ -61,19 +61,16 @@ class _TaskFunction(Generic[R]):
         functools.update_wrapper(self, func)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        # lazy: asyncio and the pool, on the first call
         from stepgraph.engine.calls import call_task
 
         return call_task(self.node, self.name, args, kwargs)
 
     def clear_cache(self, cache: Any) -> None:
         """Forget this task's cached results in ``cache``."""
-        from stepgraph.engine.caching import task_namespace
-
         cache.clear([task_namespace(self.node)])
 
     async def aclear_cache(self, cache: Any) -> None:
-        from stepgraph.engine.caching import task_namespace
-
         await cache.aclear([task_namespace(self.node)])
 
 

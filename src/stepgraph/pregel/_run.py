@@ -19,12 +19,13 @@ from stepgraph.engine.loop import RunLoop
 from stepgraph.engine.subgraph import child_config, runs_on_its_own
 from stepgraph.engine.taskconfig import DURABILITY_KEY, RUNTIME_KEY
 from stepgraph.engine.timetravel import root_config
-from stepgraph.engine.tracing import RunTracer, tracing_requested
+from stepgraph.engine.tracing import tracing_requested
 from stepgraph.errors import GraphDrained, GraphInterrupt, UnsupportedArgumentError
 from stepgraph.pregel.setup import resolve_checkpointer, resolve_context
 from stepgraph.runtime import RunControl, Runtime
 from stepgraph.stream.output import normalize_modes, shape
 from stepgraph.stream.sink import ForwardingSink, StreamSink
+from stepgraph.stream.typed_v2 import mappers, typed
 from stepgraph.types import All, Durability, GraphOutput, StreamMode
 
 if TYPE_CHECKING:
@@ -50,8 +51,6 @@ class Run:
         self.printed = printed
         self.maps: Any = None
         if version == "v2":
-            from stepgraph.stream.typed_v2 import mappers
-
             maps = mappers(loop.graph)
             self.maps = maps if maps != (None, None) else None
 
@@ -138,11 +137,9 @@ def prepare(
         control=control if control is not None else (
             parent.runtime.control if parent is not None else None
         ),
+        parent_task=parent,
+        traced=tracing_requested(cfg),
     )
-    if parent is not None:
-        loop.parent_task = parent
-    if tracing_requested(cfg):
-        loop.tracer = RunTracer(loop)
     live = (bool({"custom", "messages"} & mode_set) or graph.stream_eager) and parent is None
     return Run(loop, single, subgraphs, version, live, frozenset(modes), printed)
 
@@ -178,6 +175,7 @@ async def arun_to_end(run: Run) -> Any:
 
 def _drive_async(loop: RunLoop) -> AsyncGenerator[Part, None]:
     """The async driver, imported on the first async run (sync programs never load asyncio)."""
+    # lazy: asyncio, async runs only
     from stepgraph.engine.driver_async import drive_async
 
     return cast("AsyncGenerator[Part, None]", drive_async(loop))
@@ -236,8 +234,6 @@ def _raise_drained(loop: RunLoop) -> None:
 def _result_of(loop: RunLoop, version: str, run: Run) -> Any:
     raise_nested_interrupt(loop)
     if version == "v2":
-        from stepgraph.stream.typed_v2 import typed
-
         value = loop.read(loop.output_keys)
         if run.maps is not None:
             value = typed("values", value, run.maps)

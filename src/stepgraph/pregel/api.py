@@ -34,11 +34,13 @@ class PregelAPI(Generic[StateT, ContextT, InputT, OutputT]):
 
     # -- composition with langchain-core runnables ------------------------------------------
     def __or__(self, other: Any) -> Any:
+        # lazy: langchain-core composition
         from stepgraph.pregel.runnable import compose
 
         return compose(self, other)
 
     def __ror__(self, other: Any) -> Any:
+        # lazy: langchain-core composition
         from stepgraph.pregel.runnable import compose
 
         return compose(other, self)
@@ -355,6 +357,7 @@ def _configs(config: RunnableConfig | Sequence[RunnableConfig] | None,
 def _runs() -> Any:
     """``pregel/_run.py`` (it imports the engine's run-time modules): loaded on the first
     run, so ``import stepgraph.graph`` stays lean."""
+    # lazy: the run-time modules, on the first run
     from stepgraph.pregel import _run
 
     return _run

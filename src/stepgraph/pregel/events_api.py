@@ -39,6 +39,7 @@ class EventsAPI:
         ``version="v3"``: an awaitable of an ``AsyncGraphRunStream`` (``docs/v3-streaming.md``);
         ``transformers`` adds stream transformers to it."""
         if version == "v3":
+            # lazy: asyncio and the v3 muxers
             from stepgraph.pregel.events_v3 import astream_v3
 
             return astream_v3(self, input, config, transformers, kwargs)
@@ -82,6 +83,7 @@ class EventsAPI:
     ) -> Any:
         """Sync twin of ``astream_events`` (``version="v3"``: a ``GraphRunStream``)."""
         if version == "v3":
+            # lazy: asyncio and the v3 muxers
             from stepgraph.pregel.events_v3 import stream_v3
 
             return stream_v3(self, input, config, transformers, kwargs)

@@ -186,6 +186,7 @@ class Pregel(PregelAPI[StateT, ContextT, InputT, OutputT], StateAPI, EventsAPI, 
 
     def clear_cache(self, nodes: Sequence[str] | None = None) -> None:
         """Forget the cached results of ``nodes`` (all nodes when ``None``)."""
+        # lazy: keeps `import stepgraph.graph` lean
         from stepgraph.engine.caching import node_namespace
 
         if self.cache is None:
@@ -221,6 +222,7 @@ class Pregel(PregelAPI[StateT, ContextT, InputT, OutputT], StateAPI, EventsAPI, 
 
         ``xray=True`` expands subgraph nodes; ``xray=N`` expands N levels.
         """
+        # lazy: drawing only (uuid, platform)
         from stepgraph.draw import build_graph
 
         return build_graph(self, xray=xray, config=config)

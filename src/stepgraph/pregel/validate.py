@@ -12,6 +12,7 @@ if TYPE_CHECKING:
 
 
 def validate_pregel(graph: Pregel) -> None:  # noqa: C901 - a flat list of independent checks
+    # lazy: keeps `import stepgraph.graph` lean
     from stepgraph.engine.timeout_support import check_node_timeouts
 
     check_node_timeouts(graph.nodes)

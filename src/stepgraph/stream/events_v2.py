@@ -184,11 +184,7 @@ def with_events_handler(loop: RunLoop, callbacks: Any) -> Any:
 
 def events_handler(loop: RunLoop) -> Any:
     """The langchain callback handler reporting chat models to ``loop``'s ``events`` stream."""
-    handler = getattr(loop, "_events_handler", None)
-    if handler is None:
-        handler = _handler_class()(loop)
-        loop._events_handler = handler  # type: ignore[attr-defined]
-    return handler
+    return loop.helper("events", _handler_class())
 
 
 @functools.cache

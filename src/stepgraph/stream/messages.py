@@ -136,6 +136,7 @@ class _RunMessages:
     def handler(self) -> Any:
         """The langchain callback handler that reports this run's chat-model tokens."""
         if self._handler is None:
+            # lazy: langchain-core handler
             from stepgraph.stream._messages_handler import handler_class, handler_class_v3
 
             self._handler = (handler_class_v3() if self.v3 else handler_class())(self)
@@ -208,6 +209,7 @@ def task_callbacks(loop: RunLoop, callbacks: Any) -> Any:
     """
     if not langchain_available():
         return callbacks
+    # lazy: langchain-core handler
     from stepgraph.stream._messages_handler import handler_class
 
     handler = _run_messages(loop).handler()

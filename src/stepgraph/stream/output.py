@@ -37,6 +37,7 @@ def shape(part: tuple[tuple[str, ...], str, Any], single: bool, subgraphs: bool,
             out["data"] = {k: v for k, v in payload.items() if k != INTERRUPT}
             interrupts = tuple(payload[INTERRUPT])
         if maps is not None and not ns:
+            # lazy: keeps `import stepgraph.graph` lean
             from stepgraph.stream.typed_v2 import typed
 
             out["data"] = typed(mode, out["data"], maps)

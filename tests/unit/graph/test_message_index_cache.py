@@ -32,3 +32,66 @@ def test_chained_merges_match_fresh_merges() -> None:
         state = chained
     assert add_messages(state, [{"type": "remove", "id": REMOVE_ALL_MESSAGES, "content": ""}],
                         format="dict") == []
+
+
+def test_the_same_merge_again_gives_an_equal_new_list() -> None:
+    """A router's fresh read and the step's update merge the same write into the same
+    value: the second merge reuses the first (a new list, the same message objects)."""
+    left: list[Any] = add_messages([], [_msg(0), _msg(1)])
+    right = [_msg(2), _msg(1, "edited")]
+    first = add_messages(left, right)
+    second = add_messages(left, right)
+    assert second == first
+    assert second is not first
+    assert all(a is b for a, b in zip(first, second, strict=True))
+    second.append("not seen by the first")
+    assert len(first) == 3
+    # the reused result is remembered as a merge result too: merging on top of it works
+    assert [m.id if hasattr(m, "id") else m["id"] for m in add_messages(first, [_msg(3)])] == [
+        "id0", "id1", "id2", "id3"]
+
+
+def test_a_changed_write_or_value_is_merged_again() -> None:
+    left: list[Any] = add_messages([], [_msg(0)], format="dict")
+    right = [_msg(1)]
+    assert add_messages(left, right, format="dict") == [_msg(0), _msg(1)]
+    right.append(_msg(2))  # the write list changed since
+    assert add_messages(left, right, format="dict") == [_msg(0), _msg(1), _msg(2)]
+    right[0] = _msg(1, "other")  # an element replaced
+    assert add_messages(left, right, format="dict")[1]["content"] == "other"
+    left.append(_msg(9))  # the value changed since
+    assert [m["id"] for m in add_messages(left, right, format="dict")] == ["id0", "id9", "id1", "id2"]
+    single = _msg(5)  # a single message (not a list) as the write
+    assert add_messages(left, single, format="dict") == add_messages(left, single, format="dict")
+
+
+def test_messages_without_ids_are_never_reused() -> None:
+    """A message without an id gets a new random id each merge, as in LangGraph."""
+    left: list[Any] = add_messages([], [_msg(0)], format="dict")
+    right = [{"role": "user", "content": "no id"}]
+    a = add_messages(left, right, format="dict")
+    b = add_messages(left, right, format="dict")
+    assert a[1]["id"] != b[1]["id"]
+
+
+
+def test_the_index_memory_keeps_few_lists_alive() -> None:
+    """Each run loads a fresh message list; the id-index memory must not keep the lists of
+    many past runs (and every message in them) alive."""
+    import gc
+    import weakref
+
+    from stepgraph.messages import _merge
+
+    class Marker(dict):  # a dict that can be weakly referenced
+        pass
+
+    refs = []
+    for run in range(200):
+        first = Marker(_msg(run))
+        refs.append(weakref.ref(first))
+        add_messages([first], [_msg(10_000 + run)], format="dict")
+    gc.collect()
+    alive = sum(1 for r in refs if r() is not None)
+    assert len(_merge._KNOWN) <= _merge._KNOWN_MAX
+    assert alive <= _merge._KNOWN_MAX <= 32

@@ -120,6 +120,7 @@ def builtin_table() -> dict[_Key, Any]:
     import uuid
     import zoneinfo
 
+    # lazy: cycle (serde.types imports this module)
     from stepgraph.checkpoint.serde.types import SerializedException
 
     table: dict[_Key, Any] = {}

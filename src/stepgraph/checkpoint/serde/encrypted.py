@@ -21,6 +21,7 @@ from stepgraph.checkpoint.serde.base import (
     SerializationError,
     SerializerProtocol,
 )
+from stepgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
 __all__ = ["AesEaxCipher", "EncryptedSerializer"]
 
@@ -40,8 +41,6 @@ class EncryptedSerializer:
         allow_plaintext: bool = True,
     ) -> None:
         if serde is None:
-            from stepgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
-
             serde = JsonPlusSerializer()
         self.cipher = cipher
         self.serde = serde
