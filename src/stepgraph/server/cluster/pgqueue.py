@@ -4,7 +4,8 @@
   no ``running`` run and that is the head of its thread's line (``priority`` 0 for a run
   taken back from a lost worker, then ``not_before``, then submission order), with
   ``FOR UPDATE SKIP LOCKED``; the claim sets ``running``, increments ``lease_epoch`` and
-  ``attempt`` and sets the lease. Two claims on one thread at once: the partial unique
+  ``attempt``, sets the lease and returns the commits the previous epoch recorded (its cut,
+  ``cuts.py``). Two claims on one thread at once: the partial unique
   index refuses the second (retried), so a thread never runs two runs.
 - **Heartbeat** every ``heartbeat`` s extends the lease, conditional on the epoch; when it
   finds the lease gone, or cannot renew it before it expires, the local run stops at once
@@ -47,7 +48,7 @@ logger = logging.getLogger("stepgraph.server")
 
 _CLAIM = f"""
 WITH cand AS (
-  SELECT q.run_id FROM sg_run_queue q
+  SELECT q.run_id, q.commits FROM sg_run_queue q
   WHERE q.status = 'pending' AND q.not_before <= {NOW}
     AND NOT EXISTS (SELECT 1 FROM sg_run_queue r WHERE r.thread_id = q.thread_id AND r.status = 'running')
     AND NOT EXISTS (SELECT 1 FROM sg_run_queue p WHERE p.thread_id = q.thread_id AND p.status = 'pending'
@@ -55,9 +56,9 @@ WITH cand AS (
   ORDER BY q.priority, q.not_before, q.seq
   LIMIT 1 FOR UPDATE OF q SKIP LOCKED)
 UPDATE sg_run_queue q SET status = 'running', lease_epoch = q.lease_epoch + 1, attempt = q.attempt + 1,
-  lease_owner = %s, lease_expires = {NOW} + %s
+  lease_owner = %s, lease_expires = {NOW} + %s, commits = 0
 FROM cand WHERE q.run_id = cand.run_id
-RETURNING q.run_id, q.thread_id, q.lease_epoch, q.attempt, q.cancel_action
+RETURNING q.run_id, q.thread_id, q.lease_epoch, q.attempt, q.cancel_action, cand.commits
 """
 _HEARTBEAT = (f"UPDATE sg_run_queue SET lease_expires = {NOW} + %s WHERE run_id = %s AND lease_epoch = %s"
               " AND status = 'running' RETURNING cancel_action")
@@ -204,9 +205,9 @@ class ClusterRunQueue(RunQueue):
                 continue  # another worker started a run of that thread at the same moment
             if got is None:
                 return None
-            run_id, thread_id, epoch, attempt, cancel_action = got
+            run_id, thread_id, epoch, attempt, cancel_action, prev_commits = got
             return {"run_id": run_id, "thread_id": thread_id, "epoch": int(epoch), "attempt": int(attempt),
-                    "cancel_action": cancel_action}
+                    "cancel_action": cancel_action, "prev_commits": int(prev_commits)}
         return None
 
     async def _start(self, row: dict[str, Any]) -> None:

@@ -7,7 +7,8 @@ the database (the partial unique index ``sg_run_queue_one_running``), not a chec
 Python. Times are epoch seconds from the database's clock (``clock_timestamp()``), so the
 machines of a cluster need not agree on the time for leases. ``progress`` is the last
 checkpoint a claim found for the run and ``stalls`` how many executions in a row ended
-without committing a step (``max_attempts`` of them fail the run). ``sg_run_events`` and
+without committing a step (``max_attempts`` of them fail the run); ``commits`` the highest
+commit number the current epoch recorded (``cuts.py``). ``sg_run_events`` and
 ``sg_thread_events`` hold the run streams and the v3 thread logs in Postgres-only mode.
 """
 
@@ -29,6 +30,7 @@ _DDL = (
     " created_at DOUBLE PRECISION NOT NULL DEFAULT extract(epoch from clock_timestamp()))",
     "ALTER TABLE sg_run_queue ADD COLUMN IF NOT EXISTS progress TEXT",
     "ALTER TABLE sg_run_queue ADD COLUMN IF NOT EXISTS stalls INT NOT NULL DEFAULT 0",
+    "ALTER TABLE sg_run_queue ADD COLUMN IF NOT EXISTS commits INT NOT NULL DEFAULT 0",
     "CREATE UNIQUE INDEX IF NOT EXISTS sg_run_queue_one_running ON sg_run_queue (thread_id)"
     " WHERE status = 'running'",
     "CREATE INDEX IF NOT EXISTS sg_run_queue_pending ON sg_run_queue (priority, not_before, seq)"
@@ -38,6 +40,9 @@ _DDL = (
     " seq BIGSERIAL PRIMARY KEY, run_id TEXT NOT NULL, name TEXT NOT NULL, data BYTEA NOT NULL,"
     " created_at DOUBLE PRECISION NOT NULL DEFAULT extract(epoch from clock_timestamp()))",
     "CREATE INDEX IF NOT EXISTS sg_run_events_run ON sg_run_events (run_id, seq)",
+    "ALTER TABLE sg_run_events ADD COLUMN IF NOT EXISTS tag TEXT",
+    "CREATE TABLE IF NOT EXISTS sg_run_cuts ("
+    " run_id TEXT NOT NULL, epoch BIGINT NOT NULL, commits INT NOT NULL, PRIMARY KEY (run_id, epoch))",
     "CREATE TABLE IF NOT EXISTS sg_cluster_counters (name TEXT PRIMARY KEY, n BIGINT NOT NULL)",
     "CREATE TABLE IF NOT EXISTS sg_thread_events ("
     " thread_id TEXT NOT NULL, seq BIGINT NOT NULL, method TEXT NOT NULL, ns TEXT NOT NULL, name TEXT,"

@@ -6,10 +6,11 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from stepgraph.server.cluster.admission import ClusterRunService
-from stepgraph.server.cluster.events import PgEvents, RedisEvents, SharedEventLog
+from stepgraph.server.cluster.events import PgEvents, RedisEvents
 from stepgraph.server.cluster.fence import FencedPostgresSaver
 from stepgraph.server.cluster.notify import Listener
 from stepgraph.server.cluster.pgqueue import ClusterRunQueue
+from stepgraph.server.cluster.runlogs import SharedEventLog
 from stepgraph.server.cluster.schema import setup_cluster_schema
 from stepgraph.server.cluster.threadlogs import PgThreadEvents, RedisThreadEvents, SharedThreadLogs
 from stepgraph.server.cluster.worker import ClusterExecutor

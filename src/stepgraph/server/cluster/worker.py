@@ -21,6 +21,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from stepgraph.server.checkpoints import drop_run_checkpoints
+from stepgraph.server.cluster.cuts import make_tag
 from stepgraph.server.cluster.docsql import delete_doc, set_status, update_run
 from stepgraph.server.cluster.fence import Lease, LeaseLost, check_fence
 from stepgraph.server.cluster.retry import retrying
@@ -59,8 +60,9 @@ class ClusterExecutor(RunExecutor):
         docs = self.ctx.backend.docs
 
         async def write() -> None:
+            commit = await lease.begin_commit()
             async with self.pool.connection() as conn, conn.transaction(), conn.cursor() as cur:
-                await check_fence(cur, lease)
+                await check_fence(cur, lease, commit)
                 if delete:
                     await delete_doc(conn, "run", lease.run_id)
                 elif change is not None:
@@ -145,11 +147,23 @@ class ClusterExecutor(RunExecutor):
                 await ctx.thread_logs.prepare(lease.thread_id)  # type: ignore[attr-defined]
             except Exception as exc:  # noqa: BLE001 - the store is away: numbering may restart
                 logger.warning("thread %s: its shared v3 log could not be read: %s", lease.thread_id, exc)
+        if lease.attempt > 1:  # before any event of this epoch: readers skip what the last one did not commit
+            await self._cut(lease, int(row.get("prev_commits") or 0))
         log = ctx.events.open(lease.run_id, resumable=bool(kwargs.get("resumable")),  # type: ignore[call-arg]
-                              epoch=lease.epoch, on_stale=lambda dropped: self._stale_events(lease, dropped))
+                              epoch=lease.epoch, on_stale=lambda dropped: self._stale_events(lease, dropped),
+                              tag=lambda: make_tag(lease.epoch, lease.next_commit))
+        publisher = log.publisher  # type: ignore[attr-defined]
+        lease.before_commit = lambda: publisher.flushed(min(5.0, lease.ttl / 2))
         if lease.attempt > 1:
             log.append("metadata", dumps({"run_id": lease.run_id, "attempt": lease.attempt}))
         return RunJob(run=run, log=log, temporary=bool(kwargs.get("temporary")))
+
+    async def _cut(self, lease: Lease, commits: int) -> None:
+        """Record the previous epoch's cut (``cuts.py``); the store away: at least once."""
+        try:
+            await self.ctx.events.store.cut(lease.run_id, lease.epoch - 1, commits)  # type: ignore[attr-defined]
+        except Exception as exc:  # noqa: BLE001
+            logger.warning("run %s: the cut of epoch %d could not be written: %s", lease.run_id, lease.epoch - 1, exc)
 
     def _stale_events(self, lease: Lease, dropped: int) -> None:
         """The event store refused this lease's events: the run is another worker's now."""
