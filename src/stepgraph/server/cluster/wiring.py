@@ -62,8 +62,16 @@ async def start_cluster(ctx: ServerContext, opts: ClusterOptions, *, n_jobs: int
         thread_store = PgThreadEvents(pool, lambda key, timeout: listener.wait("sg_events", key, timeout))
     events = SharedEventLog(store, max_bytes=ctx.limits.run_log_bytes)
     ctx.events = events
-    ctx.thread_logs = SharedThreadLogs(thread_store, max_bytes=ctx.limits.thread_log_bytes,
-                                       total_bytes=ctx.limits.thread_logs_bytes)
+    async def announce(thread_id: str) -> None:
+        async with pool.connection() as conn:
+            await conn.execute("SELECT pg_notify('sg_gone', %s)", (thread_id,))
+
+    async def exists(thread_id: str) -> bool:
+        return await ctx.threads.find(thread_id) is not None
+
+    ctx.thread_logs = SharedThreadLogs(thread_store, announce=announce, exists=exists,
+                                       max_bytes=ctx.limits.thread_log_bytes, total_bytes=ctx.limits.thread_logs_bytes)
+    listener.on("sg_gone", ctx.thread_logs.forget)
     executor = ClusterExecutor(ctx, pool)
     queue = ClusterRunQueue(ctx, pool, listener, opts, executor, n_jobs=n_jobs)
     queue.starter = executor.start
