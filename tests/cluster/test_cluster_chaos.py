@@ -25,7 +25,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 import pytest
-from cluster_client import create, new_thread, state, wait_status
+from cluster_client import HTTP, create, new_thread, state, wait_status
 from cluster_harness import Cluster, checkpoint_forks
 from test_cluster_smoke import _epoch_counts, _holder_pid
 
@@ -42,7 +42,7 @@ SETTLE_S = float(os.environ.get("STEPGRAPH_CHAOS_SETTLE_S", "30"))
 
 def _answers(url: str) -> bool:
     try:
-        return httpx.get(f"{url}/ok", timeout=1).status_code == 200
+        return HTTP.get(f"{url}/ok", timeout=1).status_code == 200
     except httpx.HTTPError:
         return False
 
@@ -54,14 +54,17 @@ def _expected_hits(steps: int, fan: int) -> list[str]:
 def test_worker_sigkill_storm(cluster: Cluster) -> None:
     apis = [cluster.add("api"), cluster.add("api")]
     workers = [cluster.add("worker") for _ in range(3)]
-    threads = [new_thread(apis[0].url) for _ in range(max(1, RUNS // 2))]
-    runs = []
-    for i in range(RUNS):
-        tid = threads[i % len(threads)]
-        r = create(apis[i % 2].url, tid, {"n": 0, "steps": STEPS, "fan": 3, "sleep": SLEEP},
-                   multitask_strategy="enqueue")
-        assert r.status_code == 200, r.text
-        runs.append((tid, r.json()["run_id"]))
+    with ThreadPoolExecutor(8) as pool:
+        threads = list(pool.map(lambda _: new_thread(apis[0].url), range(max(1, RUNS // 2))))
+
+        def submit(i: int) -> tuple[str, str]:
+            tid = threads[i % len(threads)]
+            r = create(apis[i % 2].url, tid, {"n": 0, "steps": STEPS, "fan": 3, "sleep": SLEEP},
+                       multitask_strategy="enqueue")
+            assert r.status_code == 200, r.text
+            return tid, r.json()["run_id"]
+
+        runs = list(pool.map(submit, range(RUNS)))
     kills = 0
     last_kill = time.monotonic()
     unstarted = "SELECT COUNT(*) FROM sg_run_queue WHERE attempt = 0 AND status <> 'done'"
