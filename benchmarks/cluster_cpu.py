@@ -81,7 +81,7 @@ def main() -> int:
                     for pid in pids:
                         spies.append(subprocess.Popen(
                             [str(Path(sys.executable).with_name("py-spy")), "record", "-p", str(pid), "-r", "50",
-                             "-o", f"{args.profile}/{role}-{pid}.txt", "-f", "raw", "--nonblocking"],
+                             "-o", f"{args.profile}/{role}-{pid}.txt", "-f", "raw", "--nonblocking", "--gil"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
                 time.sleep(1.0)
             before = {r: sum(_cpu(p) for p in pids) for r, pids in procs.items()}
