@@ -7,7 +7,8 @@ Starts 1 API + N workers (``tests/cluster/cluster_harness.py``), creates ``--run
 5 steps x 100 ms sleep on as many threads (16 client threads), waits for all, and prints
 the CPU seconds each process used (``/proc/<pid>/stat``) divided by the runs: API, workers,
 this client, and every ``postgres`` and ``redis-server`` process on the machine (those are
-shared with anything else running, so read them on an idle machine).
+shared with anything else running, so read them on an idle machine). Production lease
+timings (``cluster_bench.DEFAULT_LEASE``).
 """
 
 from __future__ import annotations
@@ -22,7 +23,9 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "cluster"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from cluster_bench import DEFAULT_LEASE  # noqa: E402
 from cluster_client import create, new_thread, wait_status  # noqa: E402
 from cluster_harness import Cluster, unreachable  # noqa: E402
 
@@ -68,7 +71,7 @@ def main() -> int:
         print(f"skipped: {reason}")
         return 0
     with tempfile.TemporaryDirectory() as tmp:
-        cluster = Cluster(Path(tmp), redis=not args.pg_only, jobs=args.jobs)
+        cluster = Cluster(Path(tmp), redis=not args.pg_only, jobs=args.jobs, env=DEFAULT_LEASE)
         try:
             api = cluster.add("api")
             workers = [cluster.add("worker") for _ in range(args.workers)]
