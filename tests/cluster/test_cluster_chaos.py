@@ -7,10 +7,12 @@ SIGKILLed every ``STEPGRAPH_CHAOS_KILL_S`` seconds (3) and restarted; ``STEPGRAP
 (20) zombie and storm trials. Each test prints its figures (runs, kills, lost, stuck, stale
 writes refused) on one ``CHAOS`` line.
 
-Settle time (SIGKILL storm): kills go on while some run has never started (at most
-``STEPGRAPH_CHAOS_MAX_KILLS``, 60), so what is left after the last kill is the rest of runs
-already under way, plus the recovery of the last victim's runs (lease 2 s + reaper 0.5 s,
-``cluster_harness.LEASE``). The scenario asserts that no run is unfinished 30 s after the
+Settle time (SIGKILL storm): the kills (at most ``STEPGRAPH_CHAOS_MAX_KILLS``, 40, at least
+``STEPGRAPH_CHAOS_KILL_S`` apart) are paced by progress: the k-th waits until k/(max+1) of
+the runs have started, so they spread over the whole load however fast the machine is,
+and the last one comes when nearly every run has started. What is left after it is the
+rest of the runs under way, plus the recovery of the last victim's runs (lease 2 s +
+reaper 0.5 s, ``cluster_harness.LEASE``). The scenario asserts that no run is unfinished 30 s after the
 last kill (``STEPGRAPH_CHAOS_SETTLE_S``), read from the queue table every 0.25 s.
 """
 
@@ -36,7 +38,7 @@ STEPS = int(os.environ.get("STEPGRAPH_CHAOS_STEPS", "30"))
 KILL_S = float(os.environ.get("STEPGRAPH_CHAOS_KILL_S", "3"))
 TRIALS = int(os.environ.get("STEPGRAPH_CHAOS_TRIALS", "20"))
 SLEEP = float(os.environ.get("STEPGRAPH_CHAOS_SLEEP", "0.25"))
-MAX_KILLS = int(os.environ.get("STEPGRAPH_CHAOS_MAX_KILLS", "60"))
+MAX_KILLS = int(os.environ.get("STEPGRAPH_CHAOS_MAX_KILLS", "40"))
 SETTLE_S = float(os.environ.get("STEPGRAPH_CHAOS_SETTLE_S", "30"))
 
 
@@ -68,8 +70,10 @@ def test_worker_sigkill_storm(cluster: Cluster) -> None:
     kills = 0
     last_kill = time.monotonic()
     unstarted = "SELECT COUNT(*) FROM sg_run_queue WHERE attempt = 0 AND status <> 'done'"
-    while cluster.sql(unstarted)[0][0] and kills < MAX_KILLS:
+    while (waiting := cluster.sql(unstarted)[0][0]) and kills < MAX_KILLS:
         time.sleep(KILL_S)
+        if (RUNS - waiting) / RUNS < (kills + 1) / (MAX_KILLS + 1):
+            continue  # paced by progress
         ready = [w for w in workers if w.alive() and _answers(w.url)]
         if ready:  # a worker still starting is not killed (it has no runs yet)
             victim = random.choice(ready)

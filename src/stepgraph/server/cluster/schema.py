@@ -5,10 +5,11 @@ to be claimed), ``running`` (claimed: ``lease_owner`` until ``lease_expires``, f
 ``lease_epoch``) or ``done``. At most one ``running`` row per thread is an invariant of
 the database (the partial unique index ``sg_run_queue_one_running``), not a check in
 Python. Times are epoch seconds from the database's clock (``clock_timestamp()``), so the
-machines of a cluster need not agree on the time for leases. ``progress`` is the last
-checkpoint a claim found for the run and ``stalls`` how many executions in a row ended
-without committing a step (``max_attempts`` of them fail the run); ``commits`` the highest
-commit number the current epoch recorded (``cuts.py``). ``sg_run_events`` and
+machines of a cluster need not agree on the time for leases. ``commits`` is the highest
+commit number the current epoch recorded (``cuts.py``; every fenced write is one), and
+``stalls`` how many executions in a row ended without committing anything, read from the
+previous epoch's ``commits`` at each claim (``max_attempts`` of them fail the run);
+``progress`` is no longer written (kept for databases of earlier versions). ``sg_run_events`` and
 ``sg_thread_events`` hold the run streams and the v3 thread logs in Postgres-only mode.
 """
 

@@ -4,8 +4,8 @@ It reuses ``RunExecutor`` for the graph itself; what changes is around it:
 
 - **start** (``start``): the claimed run's record is read; a run already settled (a worker
   died after recording its final status), cancelled while it waited for a new worker, or
-  whose last ``max_attempts`` executions all ended without committing a step is settled
-  here and not executed; a run taken
+  whose last ``max_attempts`` executions all ended without committing anything (not even
+  one task's writes) is settled here and not executed; a run taken
   back from a lost worker resumes from its last committed checkpoint (its input is never
   applied twice) or, when it committed nothing, runs from its input again.
 - **finish** (``_finish``): the final status is written in one transaction with the fence
@@ -121,7 +121,7 @@ class ClusterExecutor(RunExecutor):
             await self._settle_cancelled(run, lease, action)
             return None
         limit = ctx.limits.max_attempts
-        stalls = await self._stalls(run, lease) if lease.attempt > 1 else 0
+        stalls = await self._stalls(lease, int(row.get("prev_commits") or 0)) if lease.attempt > 1 else 0
         if stalls >= limit:
             error = lost_error(f"the run was executing; {stalls} execution(s) in a row ended without committing "
                                f"a step (max_attempts {limit}), giving up")
@@ -172,20 +172,17 @@ class ClusterExecutor(RunExecutor):
         self._background.add(task)
         task.add_done_callback(self._background.discard)
 
-    async def _stalls(self, run: dict[str, Any], lease: Lease) -> int:
-        """Executions in a row that ended without committing a step (counted at each claim):
-        a run that progresses is retried however often its workers die; one that never
-        gets a step through (a poison run killing its workers) fails after ``max_attempts``."""
-        config = {"configurable": {"thread_id": run["thread_id"], "checkpoint_ns": ""}}
-        latest = await self.ctx.backend.saver.aget_tuple(config)
-        tip = None
-        if latest is not None and (latest.metadata or {}).get("run_id") == run["run_id"]:
-            tip = latest.config["configurable"]["checkpoint_id"]
+    async def _stalls(self, lease: Lease, prev_commits: int) -> int:
+        """Executions in a row that ended without committing anything (counted at each claim,
+        from the commits the previous epoch recorded: a checkpoint or one task's writes is
+        progress): a run that progresses is retried however often its workers die; one that
+        never gets a write through (a poison run killing its workers) fails after
+        ``max_attempts``."""
         async with self.pool.connection() as conn:
             row = await (await conn.execute(
-                "UPDATE sg_run_queue SET stalls = CASE WHEN %s::text IS NOT NULL AND %s::text IS DISTINCT FROM"
-                " progress THEN 0 ELSE stalls + 1 END, progress = %s WHERE run_id = %s AND lease_epoch = %s"
-                " RETURNING stalls", (tip, tip, tip, lease.run_id, lease.epoch))).fetchone()
+                "UPDATE sg_run_queue SET stalls = CASE WHEN %s > 0 THEN 0 ELSE stalls + 1 END"
+                " WHERE run_id = %s AND lease_epoch = %s RETURNING stalls",
+                (prev_commits, lease.run_id, lease.epoch))).fetchone()
         return int(row[0]) if row else 0
 
     async def _settle_cancelled(self, run: dict[str, Any], lease: Lease, action: str) -> None:
