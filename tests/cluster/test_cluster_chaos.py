@@ -12,7 +12,8 @@ Settle time (SIGKILL storm): the kills (at most ``STEPGRAPH_CHAOS_MAX_KILLS``, 4
 the runs have started, so they spread over the whole load however fast the machine is,
 and the last one comes when nearly every run has started. What is left after it is the
 rest of the runs under way, plus the recovery of the last victim's runs (lease 2 s +
-reaper 0.5 s, ``cluster_harness.LEASE``). The scenario asserts that no run is unfinished 30 s after the
+reaper 0.5 s, ``cluster_harness.LEASE``). A victim is a random worker up for at least
+``STEPGRAPH_CHAOS_MIN_AGE_S`` (5) seconds. The scenario asserts that no run is unfinished 30 s after the
 last kill (``STEPGRAPH_CHAOS_SETTLE_S``), read from the queue table every 0.25 s.
 """
 
@@ -40,6 +41,7 @@ TRIALS = int(os.environ.get("STEPGRAPH_CHAOS_TRIALS", "20"))
 SLEEP = float(os.environ.get("STEPGRAPH_CHAOS_SLEEP", "0.25"))
 MAX_KILLS = int(os.environ.get("STEPGRAPH_CHAOS_MAX_KILLS", "40"))
 SETTLE_S = float(os.environ.get("STEPGRAPH_CHAOS_SETTLE_S", "30"))
+MIN_AGE_S = float(os.environ.get("STEPGRAPH_CHAOS_MIN_AGE_S", "5"))
 
 
 def _answers(url: str) -> bool:
@@ -69,13 +71,21 @@ def test_worker_sigkill_storm(cluster: Cluster) -> None:
         runs = list(pool.map(submit, range(RUNS)))
     kills = 0
     last_kill = time.monotonic()
+    up_since: dict[int, float] = {}
     unstarted = "SELECT COUNT(*) FROM sg_run_queue WHERE attempt = 0 AND status <> 'done'"
     while (waiting := cluster.sql(unstarted)[0][0]) and kills < MAX_KILLS:
         time.sleep(KILL_S)
         if (RUNS - waiting) / RUNS < (kills + 1) / (MAX_KILLS + 1):
             continue  # paced by progress
-        ready = [w for w in workers if w.alive() and _answers(w.url)]
-        if ready:  # a worker still starting is not killed (it has no runs yet)
+        now = time.monotonic()
+        for w in workers:
+            if w.pid not in up_since and w.alive() and _answers(w.url):
+                up_since[w.pid] = now
+        # a worker still starting is not killed (it has no runs yet), nor one that just came up:
+        # on a loaded machine its first claims would die before committing anything, and three
+        # such executions in a row make a run look like a poison run (max_attempts)
+        ready = [w for w in workers if w.alive() and now - up_since.get(w.pid, now) >= MIN_AGE_S]
+        if ready:
             victim = random.choice(ready)
             cluster.kill(victim)
             last_kill = time.monotonic()

@@ -124,7 +124,7 @@ class ClusterExecutor(RunExecutor):
         stalls = await self._stalls(lease, int(row.get("prev_commits") or 0)) if lease.attempt > 1 else 0
         if stalls >= limit:
             error = lost_error(f"the run was executing; {stalls} execution(s) in a row ended without committing "
-                               f"a step (max_attempts {limit}), giving up")
+                               f"anything (max_attempts {limit}), giving up")
             if await self.fenced(lease, change=set_status("error", error=error),
                                  result=dumps({"__error__": error})):
                 await self.refresh(lease, status="error", error=error)
