@@ -16,6 +16,11 @@ reuses ``tests/cluster/cluster_harness.py``. Figures:
   ``--role all`` cluster process, and through one process outside cluster mode (today's
   single process on the same PostgreSQL).
 
+The processes run with the production lease timings (30 s lease, 10 s heartbeat, 15 s
+reaper: ``DEFAULT_LEASE``), not the chaos tests' 2 s leases, whose heartbeats and reaper
+rounds every 0.5 s are CPU a deployment does not spend. ``benchmarks/cluster_cpu.py`` says
+where the CPU of a run goes, process by process.
+
 Timings on a shared 2-core machine are noisy: read the ratios, not the absolute numbers.
 """
 
@@ -40,6 +45,7 @@ from cluster_client import create, new_thread, wait_status  # noqa: E402
 from cluster_harness import Cluster, unreachable  # noqa: E402
 
 IO_RUN = {"n": 0, "steps": 5, "sleep": 0.1}
+DEFAULT_LEASE = {"STEPGRAPH_LEASE_TTL_S": "30", "STEPGRAPH_HEARTBEAT_S": "10", "STEPGRAPH_REAPER_S": "15"}
 
 
 def _pickup(url: str, samples: int) -> list[float]:
@@ -80,7 +86,7 @@ def pickup(redis: bool, samples: int, *, plain: bool | str = False) -> tuple[flo
     """p50/p99 of create-to-first-step-event at half load: 1 API + 1 worker (``plain``: one
     process outside cluster mode, the reference; ``"sqlite"``: one process on a SQLite file)."""
     with tempfile.TemporaryDirectory() as tmp:
-        cluster = Cluster(Path(tmp), redis=redis)
+        cluster = Cluster(Path(tmp), redis=redis, env=DEFAULT_LEASE)
         try:
             if plain:
                 api = cluster.add("sqlite" if plain == "sqlite" else "plain")
@@ -105,7 +111,7 @@ def throughput(workers: int, runs: int, *, single: str | None = None, jobs: int 
     """Runs per second through ``workers`` workers behind one API process, or through one
     process of role ``single`` (``all``: a one-process cluster; ``plain``: no cluster mode)."""
     with tempfile.TemporaryDirectory() as tmp:
-        cluster = Cluster(Path(tmp), redis=True, jobs=jobs)
+        cluster = Cluster(Path(tmp), redis=True, jobs=jobs, env=DEFAULT_LEASE)
         try:
             if single is not None:
                 api = cluster.add(single)
@@ -130,6 +136,7 @@ def main() -> int:
     parser.add_argument("--sqlite", action="store_true",
                         help="only the one-process SQLite figures (what `stepgraph dev` runs)")
     parser.add_argument("--jobs", type=int, default=4, help="runs per worker in the throughput figures")
+    parser.add_argument("--skip-pickup", action="store_true", help="only the throughput figures")
     parser.add_argument("--rounds", type=int, default=2,
                         help="throughput rounds (1, 2, 4 workers each); the best of each is kept")
     args = parser.parse_args()
@@ -143,8 +150,8 @@ def main() -> int:
     print("| measure | value |\n|---|---|")
     if args.sqlite:
         return _sqlite_figures(samples, per_worker, args)
-    for label, redis, plain in (("Redis", True, False), ("Postgres-only", False, False),
-                                ("one process outside cluster mode", False, True)):
+    for label, redis, plain in () if args.skip_pickup else (
+            ("Redis", True, False), ("Postgres-only", False, False), ("one process outside cluster mode", False, True)):
         p50, p99 = pickup(redis, samples, plain=plain)
         print(f"| pickup, {label} (create to first step event) "
               f"| p50 {p50 * 1000:.0f} ms, p99 {p99 * 1000:.0f} ms |", flush=True)

@@ -2,7 +2,8 @@
 
 Input ``{"n": 0, "steps": K, "sleep": s, "fan": f, "sync": bool}``: each step sleeps ``s``
 seconds (in ``fan`` parallel branches when ``fan`` > 0) and adds one to ``n``, ``steps`` times.
-``"poison": true`` SIGKILLs the worker process executing the step. ``"keylog": path`` appends
+``"mark": true`` makes each step first emit a custom event ``{"step": n}`` (so a kill during
+its sleep lands between the step's events and its commit). ``"poison": true`` SIGKILLs the worker process executing the step. ``"keylog": path`` appends
 each execution's idempotency key (``runtime.execution_info.idempotency_key``) to ``path``,
 as an external side effect would use it.
 """
@@ -16,6 +17,7 @@ import signal
 import time
 from typing import Annotated, Any, TypedDict
 
+from stepgraph.config import get_stream_writer
 from stepgraph.graph import END, START, StateGraph
 from stepgraph.runtime import Runtime
 from stepgraph.types import Send
@@ -28,6 +30,7 @@ class State(TypedDict, total=False):
     fan: int
     sync: bool
     poison: bool
+    mark: bool
     keylog: str
     hits: Annotated[list, operator.add]
 
@@ -36,6 +39,8 @@ async def step(state: State, runtime: Runtime) -> dict[str, Any]:
     if state.get("keylog"):
         with open(state["keylog"], "a") as log:
             log.write(runtime.execution_info.idempotency_key + "\n")
+    if state.get("mark"):
+        get_stream_writer()({"step": state.get("n", 0)})
     if state.get("poison"):  # a run that kills every worker that executes it
         os.kill(os.getpid(), signal.SIGKILL)
     if state.get("sync"):

@@ -16,11 +16,12 @@ from cluster_harness import PG_BASE, unreachable
 
 from stepgraph.checkpoint.base import empty_checkpoint
 from stepgraph.server.cluster.dialect import dialect_of
-from stepgraph.server.cluster.events import PgEvents, Publisher, StaleEpoch
+from stepgraph.server.cluster.events import PgEvents, StaleEpoch
 from stepgraph.server.cluster.fence import Lease, LeaseLost, check_fence, current_lease
 from stepgraph.server.cluster.notify import LocalListener
 from stepgraph.server.cluster.options import ClusterOptions
 from stepgraph.server.cluster.pgqueue import ClusterRunQueue
+from stepgraph.server.cluster.runlogs import Publisher
 from stepgraph.server.cluster.schema import read_counters, setup_cluster_schema
 
 
@@ -215,3 +216,71 @@ async def test_ended_streams_are_dropped_after_their_retention(db: Db) -> None:
     assert await events.prune(50) == 2
     left = await _sql(db, "SELECT run_id FROM sg_run_events ORDER BY seq", rows=True)
     assert [r for (r,) in left] == ["live", "new", "new"]
+
+
+async def test_commit_numbers_and_cuts_reach_a_reader_of_the_next_epoch(db: Db) -> None:
+    """Each fenced write records its commit number in the queue row; the next claim returns
+    the previous epoch's number (its cut) and starts counting again; the event store keeps
+    tags and cuts, and a reader skips what the lost epoch published after its last commit."""
+    from stepgraph.server.cluster.cuts import Committed, make_tag
+
+    queue = _queue(db)
+    await _enqueue(db, "r1", "t1")
+    row = await queue._claim() or {}
+    assert row["prev_commits"] == 0
+    lease = Lease("r1", "t1", row["epoch"], row["attempt"])
+    await _write(db, lease, 1)  # commit 1 (the saver)
+    async with db.pool.connection() as conn, conn.transaction(), conn.cursor() as cur:
+        await check_fence(cur, lease, await lease.begin_commit())  # commit 2 (a final status)
+    assert await _sql(db, "SELECT commits FROM sg_run_queue", rows=True) == [(2,)]
+
+    async def no_wait(run_id: str, timeout: float) -> None:
+        await asyncio.sleep(0)
+
+    events = PgEvents(db.pool, no_wait)
+    await events.append("r1", [("metadata", b"{}"), ("updates", b"a", make_tag(1, 2)),
+                               ("updates", b"b", make_tag(1, 3))], 1)
+    await _sql(db, "UPDATE sg_run_queue SET lease_expires = 0")
+    assert await queue.reap() == 1
+    again = await queue._claim() or {}
+    assert (again["epoch"], again["prev_commits"]) == (2, 2)
+    assert await _sql(db, "SELECT commits FROM sg_run_queue", rows=True) == [(0,)]
+    await events.cut("r1", 1, again["prev_commits"])
+    await events.append("r1", [("updates", b"b", make_tag(2, 1))], 2)
+    assert await events.cuts("r1") == {1: 2}
+    committed = Committed(await events.cuts("r1"))
+    kept = [e.data for e in await events.read("r1", None, 10, 0.01) if committed.keep(e)]
+    assert kept == [b"{}", b"a", b"b"] and committed.skipped == 1
+    stale = Lease("r1", "t1", 1, 1)
+    with pytest.raises(LeaseLost):
+        await _write(db, stale, 2)
+
+
+async def test_a_sqlite_file_of_an_earlier_version_gets_the_new_columns(tmp_path: Path) -> None:
+    """SQLite has no ``ADD COLUMN IF NOT EXISTS``: the set-up adds what an older file lacks."""
+    import sqlite3
+
+    from stepgraph.server.cluster.litepool import LitePool
+
+    path = str(tmp_path / "old.sqlite")
+    raw = sqlite3.connect(path)
+    raw.execute("CREATE TABLE sg_run_queue (seq INTEGER PRIMARY KEY AUTOINCREMENT, run_id TEXT NOT NULL UNIQUE,"
+                " thread_id TEXT NOT NULL, status TEXT NOT NULL, priority INTEGER NOT NULL DEFAULT 1,"
+                " not_before REAL NOT NULL DEFAULT 0, lease_epoch INTEGER NOT NULL DEFAULT 0, lease_owner TEXT,"
+                " lease_expires REAL, attempt INTEGER NOT NULL DEFAULT 0, cancel_action TEXT, result TEXT,"
+                " progress TEXT, stalls INTEGER NOT NULL DEFAULT 0, created_at REAL NOT NULL DEFAULT 0)")
+    raw.execute("CREATE TABLE sg_run_events (seq INTEGER PRIMARY KEY AUTOINCREMENT, run_id TEXT NOT NULL,"
+                " name TEXT NOT NULL, data BLOB NOT NULL, created_at REAL NOT NULL DEFAULT 0)")
+    raw.commit()
+    raw.close()
+    pool = LitePool(path, LocalListener())
+    await pool.open()
+    try:
+        await setup_cluster_schema(pool)
+        await setup_cluster_schema(pool)  # idempotent
+        async with pool.connection() as conn:
+            queue_cols = {r[1] for r in await (await conn.execute("PRAGMA table_info(sg_run_queue)")).fetchall()}
+            event_cols = {r[1] for r in await (await conn.execute("PRAGMA table_info(sg_run_events)")).fetchall()}
+        assert "commits" in queue_cols and "tag" in event_cols
+    finally:
+        await pool.close()

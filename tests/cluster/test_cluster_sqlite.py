@@ -7,6 +7,7 @@ short leases (2 s) and reads the file directly to check the queue and the checkp
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import sqlite3
@@ -18,7 +19,7 @@ from typing import Any
 
 import httpx
 import pytest
-from cluster_client import create, history, new_thread, state, wait_status
+from cluster_client import create, history, new_thread, sse, state, wait_status
 from cluster_harness import Cluster, unreachable
 
 pytestmark = pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs POSIX signals")
@@ -78,6 +79,31 @@ def test_a_sigkilled_process_is_resumed_exactly_by_the_next_start(lite: Cluster,
     keys = keylog.read_text().split()
     assert len(set(keys)) == 12  # re-executed steps (if any) got the same key
     assert len(history(proc.url, tid)) == 14  # input, 12 steps, start: one chain
+
+
+def test_a_replay_skips_the_events_of_a_step_a_killed_process_did_not_commit(lite: Cluster) -> None:
+    """Commit tags and cuts on SQLite: the process is killed after a step's event and before
+    its commit; the next start re-executes the step, and a replay shows each step once."""
+    proc = lite.add("sqlite")
+    tid = new_thread(proc.url)
+    steps = 5
+    inp = {"n": 0, "steps": steps, "sleep": 1.5, "mark": True}
+    rid = create(proc.url, tid, inp, durability="sync", stream_mode=["custom", "updates"],
+                 stream_resumable=True).json()["run_id"]
+    deadline = time.monotonic() + 60
+    while _sql(lite, "SELECT COUNT(*) FROM sg_run_events WHERE run_id = ? AND name = 'custom'", (rid,))[0][0] < 3:
+        assert time.monotonic() < deadline, "step 2 never emitted its event"
+        time.sleep(0.05)
+    lite.kill(proc)  # step 2 is sleeping: its event is in the file, its commit is not
+    proc = lite.add("sqlite")
+    assert wait_status(proc.url, tid, rid, timeout=90) == "success"
+    assert _sql(lite, "SELECT epoch, commits FROM sg_run_cuts WHERE run_id = ?", (rid,))[0][0] == 1
+    customs = _sql(lite, "SELECT COUNT(*) FROM sg_run_events WHERE run_id = ? AND name = 'custom'", (rid,))[0][0]
+    assert customs == steps + 1  # the killed execution's step-2 event is still stored
+    replay = sse(proc.url, f"/threads/{tid}/runs/{rid}/stream", headers={"Last-Event-ID": "0"})
+    assert [json.loads(d)["step"] for e, d, _ in replay if e == "custom"] == list(range(steps))
+    keys = [tuple(int(x) for x in (i or "").split("-")) for _, _, i in replay]
+    assert keys == sorted(set(keys))
 
 
 def test_a_zombie_process_cannot_commit_after_another_took_its_run(lite: Cluster) -> None:

@@ -190,7 +190,8 @@ async def test_event_appends_are_fenced_by_the_lease_epoch(pg_url: str, kind: st
 
 
 async def test_a_zombie_publisher_stops_and_reports_what_it_dropped(pg_url: str) -> None:
-    from stepgraph.server.cluster.events import PgEvents, Publisher
+    from stepgraph.server.cluster.events import PgEvents
+    from stepgraph.server.cluster.runlogs import Publisher
 
     pool = _pool(pg_url)
     await pool.open()

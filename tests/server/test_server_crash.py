@@ -164,8 +164,8 @@ def test_killed_run_resumes_from_its_last_checkpoint(work: Path, database_url: s
 
 
 def test_run_lost_too_often_fails_with_a_clear_error(work: Path, database_url: str) -> None:
-    """On SQLite (the cluster's code): ``max_attempts`` executions in a row that commit no
-    step fail the run (one that commits a step resets the count: a run that progresses is
+    """On SQLite (the cluster's code): ``max_attempts`` executions in a row that commit
+    nothing fail the run (one that commits a step resets the count: a run that progresses is
     retried however often)."""
     if not database_url.endswith(".sqlite"):
         _lost_too_often_in_process(work, database_url)
@@ -193,7 +193,7 @@ def test_run_lost_too_often_fails_with_a_clear_error(work: Path, database_url: s
                             "the run failing")
         error = stored["error"]
         assert error["error"] == "WorkerLostError" and error["message"].startswith(WORKER_LOST)
-        assert "1 execution(s) in a row ended without committing a step (max_attempts 1)" in error["message"]
+        assert "1 execution(s) in a row ended without committing anything (max_attempts 1)" in error["message"]
         thread = c.threads.get(tid)
         assert thread["status"] == "error" and thread["error"] == error
         assert within(lambda: c.runs.join(tid, run["run_id"]), "joining the failed run") == {"__error__": error}

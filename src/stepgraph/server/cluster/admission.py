@@ -30,8 +30,8 @@ from stepgraph.server.serde import dumps, loads
 
 if TYPE_CHECKING:
     from stepgraph.server.auth.authorizer import RequestAuth
-    from stepgraph.server.cluster.events import SharedEventLog
     from stepgraph.server.cluster.notify import Listener
+    from stepgraph.server.cluster.runlogs import SharedEventLog
     from stepgraph.server.context import ServerContext
     from stepgraph.server.runtime.request import RunRequest
     from stepgraph.server.storage.filters import AccessFilter

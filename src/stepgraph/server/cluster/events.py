@@ -1,8 +1,8 @@
 """Run event streams shared by every process: Redis Streams, or a Postgres table.
 
-A worker's run writes its wire events to a local ``RunLog`` (``PublishingRunLog``) that
-forwards them, in order, to the shared stream; any API process reads them with a
-``StreamReader``. With Redis each run is a Stream ``<prefix>run:<run_id>`` whose entry ids
+A worker's run writes its wire events to a local ``RunLog`` (``runlogs.PublishingRunLog``)
+that forwards them, in order, to the shared stream; any API process reads them with a
+``runlogs.StreamReader``. This module holds the two stores. With Redis each run is a Stream ``<prefix>run:<run_id>`` whose entry ids
 are the SSE ids (``<ms>-<seq>``, assigned by Redis, strictly increasing), so
 ``Last-Event-ID`` replay, joins and live delivery are one structure. Without Redis
 (Postgres-only mode, and one process on SQLite) events are rows of ``sg_run_events``, their
@@ -21,41 +21,58 @@ takes an expired lease back); in Postgres-only mode the batch is inserted only w
 run's queue row still has that epoch and is not back in the queue. A zombie worker (frozen
 past its lease, then resumed) therefore adds nothing to a stream another worker continues:
 its publisher stops and its local run is stopped as a lost lease.
+
+Events of a step that executed but did not commit (the worker died or lost its lease) are
+skipped by readers that replay or join later: each event carries a commit tag, and the
+next holder writes the previous epoch's cut (``cuts.py``).
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
-import time
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass, field
+from collections.abc import Awaitable, Callable
 from typing import Any
 
+from stepgraph.server.cluster.cuts import TaggedEvent
 from stepgraph.server.cluster.schema import NOW
-from stepgraph.server.runtime.eventlog import Event, EventLog, RunLog
+from stepgraph.server.runtime.eventlog import Event
 
-__all__ = ["PgEvents", "PublishingRunLog", "RedisEvents", "SharedEventLog", "StaleEpoch", "StreamReader"]
+__all__ = ["END", "EventStore", "Item", "PgEvents", "RedisEvents", "StaleEpoch"]
 
 logger = logging.getLogger("stepgraph.server")
 
 END = "__end__"
-_STOP = object()
 
 
 class StaleEpoch(RuntimeError):  # noqa: N818 - the name says what happened
     """The run's stream belongs to a later lease epoch: this worker's events are refused."""
 
 
+Item = tuple[str, bytes] | tuple[str, bytes, str]
+"""An event to append: ``(name, data)`` or ``(name, data, tag)``."""
+
+
+def _tag(item: Item) -> str:
+    return item[2] if len(item) > 2 else ""  # type: ignore[misc]
+
+
 class EventStore(ABC):
     """Where the events of runs are kept for every process."""
 
     @abstractmethod
-    async def append(self, run_id: str, items: list[tuple[str, bytes]], epoch: int | None = None) -> None:
-        """Append events in order (``END`` as the name ends the stream); with ``epoch``, only
-        while the run's stream is not fenced to a later epoch (else ``StaleEpoch``)."""
+    async def append(self, run_id: str, items: list[Item], epoch: int | None = None) -> None:
+        """Append events ``(name, data[, tag])`` in order (``END`` as the name ends the
+        stream); with ``epoch``, only while the run's stream is not fenced to a later epoch
+        (else ``StaleEpoch``)."""
+
+    @abstractmethod
+    async def cut(self, run_id: str, epoch: int, commits: int) -> None:
+        """Record that ``epoch`` committed ``commits`` times (a takeover: ``cuts.py``)."""
+
+    @abstractmethod
+    async def cuts(self, run_id: str) -> dict[int, int]:
+        """The cuts of the run's epochs taken over so far."""
 
     async def fence(self, run_id: str, epoch: int) -> None:  # noqa: B027 - optional
         """Refuse appends of epochs below ``epoch`` from now on (the reaper's hint)."""
@@ -86,7 +103,10 @@ if ARGV[1] ~= '' then
   if cur > mine then return -1 end
   if mine > cur then redis.call('SET', KEYS[2], ARGV[1], 'EX', ARGV[2]) end
 end
-for i = 3, #ARGV, 2 do redis.call('XADD', KEYS[1], '*', 'n', ARGV[i], 'd', ARGV[i + 1]) end
+for i = 3, #ARGV, 3 do
+  if ARGV[i + 2] == '' then redis.call('XADD', KEYS[1], '*', 'n', ARGV[i], 'd', ARGV[i + 1])
+  else redis.call('XADD', KEYS[1], '*', 'n', ARGV[i], 'd', ARGV[i + 1], 't', ARGV[i + 2]) end
+end
 redis.call('EXPIRE', KEYS[1], ARGV[2])
 return 1
 """
@@ -114,11 +134,11 @@ class RedisEvents(EventStore):
     def key(self, run_id: str) -> str:
         return f"{self.prefix}run:{run_id}"
 
-    async def append(self, run_id: str, items: list[tuple[str, bytes]], epoch: int | None = None) -> None:
-        ttl = self.retention if any(n == END for n, _ in items) else max(self.retention, 86400)
+    async def append(self, run_id: str, items: list[Item], epoch: int | None = None) -> None:
+        ttl = self.retention if any(i[0] == END for i in items) else max(self.retention, 86400)
         args: list[Any] = ["" if epoch is None else str(epoch), str(ttl)]
-        for name, data in items:
-            args += [name, data]
+        for item in items:
+            args += [item[0], item[1], _tag(item)]
         done = await self.client.eval(_APPEND_LUA, 2, self.key(run_id), f"{self.prefix}fence:{run_id}", *args)
         if int(done) < 0:
             raise StaleEpoch(f"run {run_id}: the events of lease epoch {epoch} were refused (stream fenced)")
@@ -127,13 +147,26 @@ class RedisEvents(EventStore):
         await self.client.eval(_FENCE_LUA, 1, f"{self.prefix}fence:{run_id}", str(epoch),
                                str(max(self.retention, 86400)))
 
+    async def cut(self, run_id: str, epoch: int, commits: int) -> None:
+        key = f"{self.prefix}cut:{run_id}"
+        async with self.client.pipeline(transaction=True) as pipe:
+            pipe.hset(key, str(epoch), str(commits))
+            pipe.expire(key, max(self.retention, 86400))
+            await pipe.execute()
+
+    async def cuts(self, run_id: str) -> dict[int, int]:
+        got = await self.client.hgetall(f"{self.prefix}cut:{run_id}")
+        return {int(k): int(v) for k, v in got.items()}
+
     async def read(self, run_id: str, after: tuple[int, int] | None, count: int, block: float) -> list[Event]:
         start = "0-0" if after is None else f"{max(after[0], 0)}-{max(after[1], 0)}"
         got = await self.client.xread({self.key(run_id): start}, count=count, block=max(1, int(block * 1000)))
         out: list[Event] = []
         for _, entries in got or ():
             for entry_id, fields in entries:
-                out.append(Event(_key_of(entry_id), fields[b"n"].decode(), fields[b"d"]))
+                tag = fields.get(b"t")
+                out.append(TaggedEvent(_key_of(entry_id), fields[b"n"].decode(), fields[b"d"],
+                                       tag.decode() if tag else None))
         return out
 
     async def last_key(self, run_id: str) -> tuple[tuple[int, int] | None, bool]:
@@ -154,23 +187,35 @@ class PgEvents(EventStore):
         self.pool = pool
         self._wait_for = wait_for
 
-    async def append(self, run_id: str, items: list[tuple[str, bytes]], epoch: int | None = None) -> None:
+    async def append(self, run_id: str, items: list[Item], epoch: int | None = None) -> None:
         async with self.pool.connection() as conn, conn.transaction(), conn.cursor() as cur:
             if epoch is not None:
                 await cur.execute("SELECT 1 FROM sg_run_queue WHERE run_id = %s AND lease_epoch = %s"
                                   " AND status <> 'pending' FOR SHARE", (run_id, epoch))
                 if await cur.fetchone() is None:
                     raise StaleEpoch(f"run {run_id}: the events of lease epoch {epoch} were refused (lease moved on)")
-            await cur.executemany("INSERT INTO sg_run_events (run_id, name, data) VALUES (%s, %s, %s)",
-                                  [(run_id, n, d) for n, d in items])
+            await cur.executemany("INSERT INTO sg_run_events (run_id, name, data, tag) VALUES (%s, %s, %s, %s)",
+                                  [(run_id, i[0], i[1], _tag(i) or None) for i in items])
             await cur.execute("SELECT pg_notify('sg_events', %s)", (run_id,))
+
+    async def cut(self, run_id: str, epoch: int, commits: int) -> None:
+        async with self.pool.connection() as conn:
+            await conn.execute("INSERT INTO sg_run_cuts (run_id, epoch, commits) VALUES (%s, %s, %s)"
+                               " ON CONFLICT (run_id, epoch) DO UPDATE SET commits = excluded.commits",
+                               (run_id, epoch, commits))
+
+    async def cuts(self, run_id: str) -> dict[int, int]:
+        async with self.pool.connection() as conn:
+            rows = await (await conn.execute("SELECT epoch, commits FROM sg_run_cuts WHERE run_id = %s",
+                                             (run_id,))).fetchall()
+        return {int(e): int(c) for e, c in rows}
 
     async def _rows(self, run_id: str, after: tuple[int, int] | None, count: int) -> list[Event]:
         async with self.pool.connection() as conn:
             rows = await (await conn.execute(
-                "SELECT seq, name, data FROM sg_run_events WHERE run_id = %s AND seq > %s ORDER BY seq LIMIT %s",
+                "SELECT seq, name, data, tag FROM sg_run_events WHERE run_id = %s AND seq > %s ORDER BY seq LIMIT %s",
                 (run_id, after[0] if after else 0, count))).fetchall()
-        return [Event((int(seq), 0), name, bytes(data)) for seq, name, data in rows]
+        return [TaggedEvent((int(seq), 0), name, bytes(data), tag) for seq, name, data, tag in rows]
 
     async def read(self, run_id: str, after: tuple[int, int] | None, count: int, block: float) -> list[Event]:
         rows = await self._rows(run_id, after, count)
@@ -181,11 +226,11 @@ class PgEvents(EventStore):
 
     async def prune(self, retention: float) -> int:
         """Delete the events of runs whose stream ended more than ``retention`` s ago (what
-        Redis does with ``EXPIRE``); how many."""
-        async with self.pool.connection() as conn:
-            cur = await conn.execute(
-                "DELETE FROM sg_run_events WHERE run_id IN (SELECT run_id FROM sg_run_events"
-                f" WHERE name = '{END}' AND created_at < {NOW} - %s)", (retention,))
+        Redis does with ``EXPIRE``), with their cuts; how many events."""
+        ended = f"SELECT run_id FROM sg_run_events WHERE name = '{END}' AND created_at < {NOW} - %s"
+        async with self.pool.connection() as conn, conn.transaction():
+            await conn.execute(f"DELETE FROM sg_run_cuts WHERE run_id IN ({ended})", (retention,))
+            cur = await conn.execute(f"DELETE FROM sg_run_events WHERE run_id IN ({ended})", (retention,))
             return max(0, cur.rowcount)
 
     async def last_key(self, run_id: str) -> tuple[tuple[int, int] | None, bool]:
@@ -196,195 +241,3 @@ class PgEvents(EventStore):
         if row is None:
             return None, False
         return (int(row[0]), 0), row[1] == END
-
-
-class Publisher:
-    """Forwards one run's events to the store in order, in batches, retrying failures."""
-
-    def __init__(self, store: EventStore, run_id: str, *, give_up: float = 120.0, epoch: int | None = None,
-                 on_stale: Callable[[int], None] | None = None) -> None:
-        self.store = store
-        self.run_id = run_id
-        self.give_up = give_up
-        self.epoch = epoch
-        self.on_stale = on_stale
-        """Called with the number of events dropped when the store refuses this epoch."""
-        self.stale = False
-        self._queue: asyncio.Queue[Any] = asyncio.Queue()
-        self.task = asyncio.get_running_loop().create_task(self._run(), name=f"publish-{run_id}")
-
-    def push(self, name: str, data: bytes) -> None:
-        if not self.stale:
-            self._queue.put_nowait((name, data))
-
-    def finish(self, *, end: bool) -> None:
-        """No more events: write the end marker (``end``) or just stop (a lost lease)."""
-        self._queue.put_nowait((END, b"{}") if end else _STOP)
-        self._queue.put_nowait(_STOP)
-
-    async def _run(self) -> None:
-        while True:
-            batch = [await self._queue.get()]
-            while not self._queue.empty() and len(batch) < 500:
-                batch.append(self._queue.get_nowait())
-            stop = _STOP in batch
-            items = [b for b in batch if b is not _STOP]
-            if stop:
-                items = items[: next(i for i, b in enumerate(batch) if b is _STOP)]
-            if items:
-                try:
-                    await self._write(items)
-                except StaleEpoch as exc:
-                    self._went_stale(len(items), exc)
-                    return
-            if stop:
-                return
-
-    def _went_stale(self, dropped: int, exc: StaleEpoch) -> None:
-        self.stale = True
-        while not self._queue.empty():
-            dropped += self._queue.get_nowait() is not _STOP
-        logger.warning("%s; %d event(s) dropped", exc, dropped)
-        if self.on_stale is not None:
-            self.on_stale(dropped)
-
-    async def _write(self, items: list[tuple[str, bytes]]) -> None:
-        deadline = time.monotonic() + self.give_up
-        delay = 0.05
-        while True:
-            try:
-                await self.store.append(self.run_id, items, self.epoch)
-                return
-            except StaleEpoch:
-                raise
-            except Exception as exc:  # noqa: BLE001 - the stream must never fail the run
-                if time.monotonic() > deadline:
-                    logger.error("run %s: dropping %d event(s): %s", self.run_id, len(items), exc)
-                    return
-                await asyncio.sleep(delay)
-                delay = min(1.0, delay * 2)
-
-
-@dataclass
-class PublishingRunLog(RunLog):
-    """A worker's local log of a run that also publishes every event to the shared store."""
-
-    publisher: Publisher | None = field(default=None, repr=False)
-
-    def append(self, name: str, data: bytes) -> Event:
-        event = super().append(name, data)
-        if self.publisher is not None:
-            self.publisher.push(name, data)
-        return event
-
-    def close(self) -> None:
-        if not self.closed and self.publisher is not None:
-            self.publisher.finish(end=True)
-        super().close()
-
-    def abandon(self) -> None:
-        """Stop publishing without ending the stream (another worker takes the run over)."""
-        if not self.closed and self.publisher is not None:
-            self.publisher.finish(end=False)
-        RunLog.close(self)
-
-
-class StreamReader:
-    """Reads one run's shared stream; the same surface as ``RunLog`` for ``server.sse``."""
-
-    def __init__(self, store: EventStore, run_id: str, *, resumable: bool,
-                 finished: Callable[[], Awaitable[bool]]) -> None:
-        self.store = store
-        self.run_id = run_id
-        self.resumable = resumable
-        self._finished = finished
-
-    def missed(self, after: tuple[int, int] | None, *, live: bool = False) -> bool:
-        return False
-
-    async def follow(self, *, after: tuple[int, int] | None = None, live: bool = False,
-                     heartbeat: float = 5.0) -> AsyncIterator[Event | None]:
-        """Events after ``after`` (all without it; from now when ``live``) until the end marker;
-        ``None`` after ``heartbeat`` s of silence. Ends when the run finished and its stream
-        is gone."""
-        if after is None and live:
-            after, ended = await self.store.last_key(self.run_id)
-            if ended:
-                return
-        quiet = 0.0
-        while True:
-            try:
-                events = await self.store.read(self.run_id, after, 200, min(heartbeat, 2.0))
-            except Exception as exc:  # noqa: BLE001 - Redis away: wait and retry
-                logger.warning("reading the events of run %s failed: %s", self.run_id, exc)
-                await asyncio.sleep(0.5)
-                events = []
-            for event in events:
-                after = event.key
-                if event.name == END:
-                    return
-                yield event
-            if events:
-                quiet = 0.0
-                continue
-            quiet += min(heartbeat, 2.0)
-            if await self._finished():
-                _, ended = await self._safe_last()
-                if ended or not await self._has_more(after):
-                    return
-            if quiet >= heartbeat:
-                quiet = 0.0
-                yield None
-
-    async def _safe_last(self) -> tuple[tuple[int, int] | None, bool]:
-        with contextlib.suppress(Exception):
-            return await self.store.last_key(self.run_id)
-        return None, False
-
-    async def _has_more(self, after: tuple[int, int] | None) -> bool:
-        with contextlib.suppress(Exception):
-            return bool(await self.store.read(self.run_id, after, 1, 0.001))
-        return False
-
-
-class SharedEventLog(EventLog):
-    """``EventLog`` of a cluster process: local publishing logs for the runs it executes."""
-
-    def __init__(self, store: EventStore, *, max_bytes: int) -> None:
-        self.store = store
-        self.max_bytes = max_bytes
-        self._logs: dict[str, PublishingRunLog] = {}
-
-    def open(self, run_id: str, *, resumable: bool, epoch: int | None = None,
-             on_stale: Callable[[int], None] | None = None) -> RunLog:
-        """The log of a run executed here; its events are published with lease ``epoch``
-        (``on_stale(dropped)`` when the store refuses that epoch)."""
-        log = PublishingRunLog(run_id, resumable, self.max_bytes)
-        log.publisher = Publisher(self.store, run_id, epoch=epoch, on_stale=on_stale)
-        self._logs[run_id] = log
-        return log
-
-    def get(self, run_id: str) -> RunLog | None:
-        return None  # readers use ``reader()``: the stream may be written by another process
-
-    def reader(self, run_id: str, *, resumable: bool, finished: Callable[[], Awaitable[bool]]) -> StreamReader:
-        return StreamReader(self.store, run_id, resumable=resumable, finished=finished)
-
-    def close(self, run_id: str) -> None:
-        log = self._logs.pop(run_id, None)
-        if log is not None:
-            log.close()
-
-    def abandon(self, run_id: str) -> None:
-        log = self._logs.pop(run_id, None)
-        if log is not None:
-            log.abandon()
-
-    def discard(self, run_id: str) -> None:
-        self.close(run_id)
-
-    async def drain(self) -> None:
-        """Wait for every publisher (at shutdown)."""
-        tasks = [log.publisher.task for log in self._logs.values() if log.publisher is not None]
-        if tasks:
-            await asyncio.wait(tasks, timeout=5)

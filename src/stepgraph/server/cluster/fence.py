@@ -7,9 +7,13 @@ transaction with ``SELECT ... FOR SHARE`` of the run's queue row, conditional on
 and ``status = 'running'``: a reaper or another worker changing the lease must wait for
 that transaction, and a write after the lease moved on is refused with ``LeaseLost`` (the
 local run then stops). Writes outside a run (state updates from the API, deletes) are not
-fenced. ``FencedSqliteSaver`` does the same on SQLite: the fence is the first statement of
-the write's ``BEGIN IMMEDIATE`` transaction, which holds the database's write lock until
-the commit, so the reaper and the next claim (writers too) wait for it.
+fenced. Each fenced write is a numbered commit (``Lease.begin_commit``): it waits until
+the run's events published before it are in the shared store and records its number in
+the queue row (an ``UPDATE`` instead of ``FOR SHARE``), which tells readers which events
+belong to committed steps (``cuts.py``). ``FencedSqliteSaver`` does the same on SQLite: the
+fence (the same ``UPDATE``, rendered for SQLite) is the first statement of the write's
+``BEGIN IMMEDIATE`` transaction, which holds the database's write lock until the commit, so
+the reaper and the next claim (writers too) wait for it.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ import asyncio
 import contextlib
 import contextvars
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
@@ -26,10 +30,11 @@ from typing import Any
 from stepgraph.checkpoint._flows import Flow, Op, R
 from stepgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from stepgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+from stepgraph.server.cluster.dialect import render_sqlite
 from stepgraph.server.cluster.retry import ReplayableFlow, retrying
 from stepgraph.server.cluster.schema import bump_counter
 
-__all__ = ["FENCE_SQL", "FencedPostgresSaver", "FencedSqliteSaver", "Lease", "LeaseLost", "current_lease"]
+__all__ = ["COMMIT_SQL", "FENCE_SQL", "FencedPostgresSaver", "FencedSqliteSaver", "Lease", "LeaseLost", "current_lease"]
 
 logger = logging.getLogger("stepgraph.server")
 
@@ -39,8 +44,16 @@ FENCE_SQL = ("SELECT cancel_action, set_config('idle_in_transaction_session_time
 transaction may stay idle at most the lease's length: a worker frozen inside it (SIGSTOP,
 a long GC pause) loses its session, so its row lock never blocks the reaper for long."""
 
-_SQLITE_FENCE = "SELECT cancel_action FROM sg_run_queue WHERE run_id = ? AND lease_epoch = ? AND status = 'running'"
-"""The fence on SQLite (no row lock: the transaction holds the database's write lock)."""
+COMMIT_SQL = ("UPDATE sg_run_queue SET commits = GREATEST(commits, %s) WHERE run_id = %s AND lease_epoch = %s"
+              " AND status = 'running'"
+              " RETURNING cancel_action, set_config('idle_in_transaction_session_timeout', %s, true)")
+"""The fence of a commit: the same condition, and the commit's number recorded with it
+(``cuts.py``: the events published before the commit are the committed ones)."""
+
+_SQLITE_COMMIT = render_sqlite("UPDATE sg_run_queue SET commits = GREATEST(commits, %s) WHERE run_id = %s"
+                               " AND lease_epoch = %s AND status = 'running' RETURNING cancel_action")
+"""The fence of a commit on SQLite (no idle timeout to set: the transaction holds the
+database's write lock, and it never waits for the network)."""
 
 
 class LeaseLost(RuntimeError):  # noqa: N818 - the name says what happened
@@ -67,6 +80,18 @@ class Lease:
     lost: bool = False
     refused: int = 0
     """Writes refused for this lease (stale epoch)."""
+    next_commit: int = 1
+    """The number the next commit of this execution takes (the tag of events published now)."""
+    before_commit: Callable[[], Awaitable[None]] | None = None
+    """Waits until the events published so far are in the shared store (set by the worker)."""
+
+    async def begin_commit(self) -> int:
+        """Number a commit about to be made and wait until the events before it are published."""
+        number = self.next_commit
+        self.next_commit += 1
+        if self.before_commit is not None:
+            await self.before_commit()
+        return number
 
     def mark_lost(self) -> None:
         if not self.lost:
@@ -77,10 +102,15 @@ class Lease:
 current_lease: contextvars.ContextVar[Lease | None] = contextvars.ContextVar("stepgraph_lease", default=None)
 
 
-async def check_fence(cur: Any, lease: Lease) -> str | None:
+async def check_fence(cur: Any, lease: Lease, commit: int | None = None) -> str | None:
     """In the caller's transaction: raise ``LeaseLost`` unless the lease holds; the run's
-    requested cancel action (``None`` when none)."""
-    await cur.execute(FENCE_SQL, (str(max(1000, int(lease.ttl * 1000))), lease.run_id, lease.epoch))
+    requested cancel action (``None`` when none). With ``commit`` (``Lease.begin_commit``)
+    the commit's number is recorded with the fence."""
+    idle = str(max(1000, int(lease.ttl * 1000)))
+    if commit is None:
+        await cur.execute(FENCE_SQL, (idle, lease.run_id, lease.epoch))
+    else:
+        await cur.execute(COMMIT_SQL, (commit, lease.run_id, lease.epoch, idle))
     row = await cur.fetchone()
     if row is None:
         lease.refused += 1
@@ -117,22 +147,23 @@ class FencedPostgresSaver(AsyncPostgresSaver):
 
     async def _attempt(self, replay: ReplayableFlow[R], lease: Lease | None) -> R:
         action = None
+        commit = await lease.begin_commit() if lease is not None else None
         async with (
             self._connection() as conn,
             conn.transaction(),
             conn.cursor(row_factory=self._psycopg.rows.tuple_row) as cursor,
         ):
             if lease is not None:
-                action = await check_fence(cursor, lease)
+                action = await check_fence(cursor, lease, commit)
             result = await replay.drive(cursor)
         if action and lease is not None:
             lease.on_cancel(action)
         return result
 
 
-def _fenced_flow(flow: Flow[R], lease: Lease, actions: list[str | None]) -> Flow[R]:
-    """``flow`` preceded by the fence, in the same transaction (SQLite)."""
-    rows = yield Op(_SQLITE_FENCE, (lease.run_id, lease.epoch))
+def _fenced_flow(flow: Flow[R], lease: Lease, commit: int, actions: list[str | None]) -> Flow[R]:
+    """``flow`` preceded by the fence of commit number ``commit``, in the same transaction (SQLite)."""
+    rows = yield Op(_SQLITE_COMMIT, (commit, lease.run_id, lease.epoch))
     if not rows:
         lease.refused += 1
         raise LeaseLost(lease.run_id, lease.epoch)
@@ -151,8 +182,9 @@ class FencedSqliteSaver(AsyncSqliteSaver):
         if not write or lease is None:
             return await super()._atransact(flow, write)
         actions: list[str | None] = []
+        commit = await lease.begin_commit()
         try:
-            result = await asyncio.to_thread(self._transact, _fenced_flow(flow, lease, actions), True)
+            result = await asyncio.to_thread(self._transact, _fenced_flow(flow, lease, commit, actions), True)
         except LeaseLost:
             logger.warning("run %s: a checkpoint write of stale lease epoch %d was refused",
                            lease.run_id, lease.epoch)

@@ -4,8 +4,9 @@
 transactions (``litepool``'s ``pg_notify``) are dispatched in-process, after their commit.
 
 Channels: ``sg_wake`` (a run became claimable), ``sg_cancel`` (payload ``run_id:action``),
-``sg_done`` (payload: a run id that finished) and ``sg_events`` (payload: a run id with new
-events, Postgres-only mode). Notifications are only wake-ups: every decision is re-read
+``sg_done`` (payload: a run id that finished), ``sg_events`` (payload: a run id with new
+events, Postgres-only mode) and ``sg_gone`` (payload: a deleted thread's id: every process
+ends its v3 followers of that thread). Notifications are only wake-ups: every decision is re-read
 from the tables, and everyone also polls, so a lost notification (or a reconnect) only
 delays.
 """
@@ -22,7 +23,7 @@ __all__ = ["CHANNELS", "Listener", "LocalListener"]
 
 logger = logging.getLogger("stepgraph.server")
 
-CHANNELS = ("sg_wake", "sg_cancel", "sg_done", "sg_events")
+CHANNELS = ("sg_wake", "sg_cancel", "sg_done", "sg_events", "sg_gone")
 
 
 class Listener:

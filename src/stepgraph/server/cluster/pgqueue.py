@@ -4,7 +4,8 @@
   no ``running`` run and that is the head of its thread's line (``priority`` 0 for a run
   taken back from a lost worker, then ``not_before``, then submission order), with
   ``FOR UPDATE SKIP LOCKED``; the claim sets ``running``, increments ``lease_epoch`` and
-  ``attempt`` and sets the lease. Two claims on one thread at once: the partial unique
+  ``attempt``, sets the lease and returns the commits the previous epoch recorded (its cut,
+  ``cuts.py``). Two claims on one thread at once: the partial unique
   index refuses the second (retried), so a thread never runs two runs.
 - **Heartbeat** every ``heartbeat`` s extends the lease, conditional on the epoch; when it
   finds the lease gone, or cannot renew it before it expires, the local run stops at once
@@ -194,13 +195,15 @@ class ClusterRunQueue(RunQueue):
                     got = await (await conn.execute(dialect.claim, (self.owner, self.opts.lease_ttl))).fetchone()
                     if got is not None:  # before the commit: a cancel noted from then on is kept
                         self._starting[got[0]] = None
+                        if dialect.after_claim is not None:
+                            await conn.execute(dialect.after_claim, (got[0],))
             except dialect.unique_errors():
                 continue  # another worker started a run of that thread at the same moment
             if got is None:
                 return None
-            run_id, thread_id, epoch, attempt, cancel_action = got
+            run_id, thread_id, epoch, attempt, cancel_action, prev_commits = got
             return {"run_id": run_id, "thread_id": thread_id, "epoch": int(epoch), "attempt": int(attempt),
-                    "cancel_action": cancel_action}
+                    "cancel_action": cancel_action, "prev_commits": int(prev_commits)}
         return None
 
     async def _start(self, row: dict[str, Any]) -> None:

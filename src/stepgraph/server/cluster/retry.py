@@ -1,6 +1,6 @@
 """Riding out a PostgreSQL restart: retry what failed because the connection went away.
 
-The cluster's pool checks each connection it hands out (``check_connection``), so a caller
+The cluster's pool checks each connection it hands out (``storage.postgres.check_idle_connection``), so a caller
 that asks for a connection while the server is down waits in the pool until it is back; what
 fails is only a statement that was in flight on a connection the restart cut
 (``psycopg.OperationalError``). ``retrying`` runs such an operation again, on a fresh

@@ -5,19 +5,22 @@ to be claimed), ``running`` (claimed: ``lease_owner`` until ``lease_expires``, f
 ``lease_epoch``) or ``done``. At most one ``running`` row per thread is an invariant of
 the database (the partial unique index ``sg_run_queue_one_running``), not a check in
 Python. Times are epoch seconds from the database's clock (``clock_timestamp()``), so the
-machines of a cluster need not agree on the time for leases. ``progress`` is the last
-checkpoint a claim found for the run and ``stalls`` how many executions in a row ended
-without committing a step (``max_attempts`` of them fail the run). ``sg_run_events`` and
-``sg_thread_events`` hold the run streams and the v3 thread logs in Postgres-only mode
-(and on SQLite). The same tables exist on SQLite (``dialect.SQLITE_DDL``): one process on a
-SQLite file runs the same queue.
+machines of a cluster need not agree on the time for leases. ``commits`` is the highest
+commit number the current epoch recorded (``cuts.py``; every fenced write is one), and
+``stalls`` how many executions in a row ended without committing anything, read from the
+previous epoch's ``commits`` at each claim (``max_attempts`` of them fail the run);
+``progress`` is no longer written (kept for databases of earlier versions). ``sg_run_events``
+(``tag``: the commit an event belongs to) and ``sg_thread_events`` hold the run streams and
+the v3 thread logs in Postgres-only mode (and on SQLite); ``sg_run_cuts`` the takeover cuts.
+The same tables exist on SQLite (``dialect.SQLITE_DDL``): one process on a SQLite file runs
+the same queue.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from stepgraph.server.cluster.dialect import PG_NOW, SQLITE_DDL, dialect_of
+from stepgraph.server.cluster.dialect import PG_NOW, SQLITE_ADDED_COLUMNS, SQLITE_DDL, dialect_of
 
 __all__ = ["NOW", "setup_cluster_schema"]
 
@@ -33,6 +36,7 @@ _DDL = (
     " created_at DOUBLE PRECISION NOT NULL DEFAULT extract(epoch from clock_timestamp()))",
     "ALTER TABLE sg_run_queue ADD COLUMN IF NOT EXISTS progress TEXT",
     "ALTER TABLE sg_run_queue ADD COLUMN IF NOT EXISTS stalls INT NOT NULL DEFAULT 0",
+    "ALTER TABLE sg_run_queue ADD COLUMN IF NOT EXISTS commits INT NOT NULL DEFAULT 0",
     "CREATE UNIQUE INDEX IF NOT EXISTS sg_run_queue_one_running ON sg_run_queue (thread_id)"
     " WHERE status = 'running'",
     "CREATE INDEX IF NOT EXISTS sg_run_queue_pending ON sg_run_queue (priority, not_before, seq)"
@@ -43,6 +47,9 @@ _DDL = (
     " created_at DOUBLE PRECISION NOT NULL DEFAULT extract(epoch from clock_timestamp()))",
     "CREATE INDEX IF NOT EXISTS sg_run_events_run ON sg_run_events (run_id, seq)",
     "CREATE INDEX IF NOT EXISTS sg_run_events_end ON sg_run_events (created_at) WHERE name = '__end__'",
+    "ALTER TABLE sg_run_events ADD COLUMN IF NOT EXISTS tag TEXT",
+    "CREATE TABLE IF NOT EXISTS sg_run_cuts ("
+    " run_id TEXT NOT NULL, epoch BIGINT NOT NULL, commits INT NOT NULL, PRIMARY KEY (run_id, epoch))",
     "CREATE TABLE IF NOT EXISTS sg_cluster_counters (name TEXT PRIMARY KEY, n BIGINT NOT NULL)",
     "CREATE TABLE IF NOT EXISTS sg_thread_events ("
     " thread_id TEXT NOT NULL, seq BIGINT NOT NULL, method TEXT NOT NULL, ns TEXT NOT NULL, name TEXT,"
@@ -57,6 +64,10 @@ async def setup_cluster_schema(pool: Any) -> None:
         async with pool.connection() as conn, conn.transaction():
             for stmt in SQLITE_DDL:
                 await conn.execute(stmt)
+            for table, column, decl in SQLITE_ADDED_COLUMNS:
+                rows = await (await conn.execute(f"PRAGMA table_info({table})")).fetchall()
+                if column not in {row[1] for row in rows}:
+                    await conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {decl}")
         return
     async with pool.connection() as conn, conn.transaction():
         await conn.execute("SELECT pg_advisory_xact_lock(7362004400)")

@@ -18,6 +18,11 @@ thread, and ``SharedThreadLogs`` ties them to one shared log:
 
 A log is trimmed to ``max_events`` in the shared store too; a follower asking for events
 trimmed away gets the usual gap (410 / comment frame).
+
+Deleting a thread drops its shared log and tells every process (``announce``: ``NOTIFY
+sg_gone``); each one ends its followers of the thread (``forget``), the deleting process's
+at once. A follower on a process whose ``LISTEN`` connection was down at that moment
+(a PostgreSQL restart) is ended by its tail's check that the thread still exists.
 """
 
 from __future__ import annotations
@@ -180,9 +185,14 @@ class SharedThreadLogs(ThreadLogs):
 
     log_class = SharedThreadLog
 
-    def __init__(self, store: ThreadEventStore, **kwargs: Any) -> None:
+    def __init__(self, store: ThreadEventStore, *, announce: Callable[[str], Awaitable[None]] | None = None,
+                 exists: Callable[[str], Awaitable[bool]] | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.store = store
+        self.announce = announce
+        """Tells every process that a thread was deleted (they call ``forget``)."""
+        self.exists = exists
+        """Whether a thread still exists (a tail's check, for a missed announcement)."""
         self._tails: dict[str, asyncio.Task[None]] = {}
         self._outboxes: dict[str, _Outbox] = {}
         self._background: set[asyncio.Task[None]] = set()
@@ -210,12 +220,18 @@ class SharedThreadLogs(ThreadLogs):
             if len(events) < 1000:
                 return
 
-    async def _tail(self, log: SharedThreadLog, *, idle_after: float = 10.0) -> None:
+    async def _tail(self, log: SharedThreadLog, *, idle_after: float = 10.0, check_every: float = 15.0) -> None:
         """Copy the shared events into ``log`` while someone follows it (or it was just opened)."""
         thread_id = log.thread_id
-        quiet_since = time.monotonic()
+        quiet_since = checked = time.monotonic()
         try:
             while not log.closed:
+                if self.exists is not None and time.monotonic() - checked > check_every:
+                    checked = time.monotonic()
+                    with contextlib.suppress(Exception):
+                        if not await self.exists(thread_id):
+                            self.forget(thread_id)
+                            return
                 try:
                     events = await self.store.read(thread_id, log.last_seq, 500, 1.0)
                 except asyncio.CancelledError:
@@ -234,12 +250,16 @@ class SharedThreadLogs(ThreadLogs):
             if self._tails.get(thread_id) is asyncio.current_task():
                 del self._tails[thread_id]
 
-    def discard(self, thread_id: str) -> None:
+    def forget(self, thread_id: str) -> None:
+        """End this process's followers of a thread deleted anywhere (no store change)."""
         super().discard(thread_id)
         tail = self._tails.pop(thread_id, None)
-        if tail is not None:
+        if tail is not None and tail is not asyncio.current_task():
             tail.cancel()
         self._outboxes.pop(thread_id, None)
+
+    def discard(self, thread_id: str) -> None:
+        self.forget(thread_id)
         task = asyncio.get_running_loop().create_task(self._drop(thread_id))
         self._background.add(task)
         task.add_done_callback(self._background.discard)
@@ -249,6 +269,11 @@ class SharedThreadLogs(ThreadLogs):
             await self.store.drop(thread_id)
         except Exception as exc:  # noqa: BLE001 - the store is away: the log expires with the retention
             logger.warning("dropping the shared log of thread %s failed: %s", thread_id, exc)
+        if self.announce is not None:
+            try:
+                await self.announce(thread_id)
+            except Exception as exc:  # noqa: BLE001 - the other processes' tails check the thread
+                logger.warning("announcing the delete of thread %s failed: %s", thread_id, exc)
 
     def close_all(self) -> None:
         for tail in self._tails.values():

@@ -7,11 +7,12 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from stepgraph.server.cluster.admission import ClusterRunService
-from stepgraph.server.cluster.events import PgEvents, RedisEvents, SharedEventLog
+from stepgraph.server.cluster.events import PgEvents, RedisEvents
 from stepgraph.server.cluster.fence import FencedPostgresSaver, FencedSqliteSaver
 from stepgraph.server.cluster.litepool import LitePool
 from stepgraph.server.cluster.notify import Listener, LocalListener
 from stepgraph.server.cluster.pgqueue import ClusterRunQueue
+from stepgraph.server.cluster.runlogs import SharedEventLog
 from stepgraph.server.cluster.schema import bump_counter, setup_cluster_schema
 from stepgraph.server.cluster.threadlogs import PgThreadEvents, RedisThreadEvents, SharedThreadLogs
 from stepgraph.server.cluster.worker import ClusterExecutor
@@ -82,8 +83,17 @@ async def start_cluster(ctx: ServerContext, opts: ClusterOptions, *, n_jobs: int
         thread_store = PgThreadEvents(pool, lambda key, timeout: listener.wait("sg_events", key, timeout))
     events = SharedEventLog(store, max_bytes=ctx.limits.run_log_bytes)
     ctx.events = events
-    ctx.thread_logs = SharedThreadLogs(thread_store, max_bytes=ctx.limits.thread_log_bytes,
-                                       total_bytes=ctx.limits.thread_logs_bytes)
+
+    async def announce(thread_id: str) -> None:  # SQLite: the in-process listener, at once
+        async with pool.connection() as conn:
+            await conn.execute("SELECT pg_notify('sg_gone', %s)", (thread_id,))
+
+    async def exists(thread_id: str) -> bool:
+        return await ctx.threads.find(thread_id) is not None
+
+    ctx.thread_logs = SharedThreadLogs(thread_store, announce=announce, exists=exists,
+                                       max_bytes=ctx.limits.thread_log_bytes, total_bytes=ctx.limits.thread_logs_bytes)
+    listener.on("sg_gone", ctx.thread_logs.forget)
     executor = ClusterExecutor(ctx, pool)
     queue = ClusterRunQueue(ctx, pool, listener, opts, executor, n_jobs=n_jobs)
     queue.starter = executor.start

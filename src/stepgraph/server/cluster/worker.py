@@ -4,8 +4,8 @@ It reuses ``RunExecutor`` for the graph itself; what changes is around it:
 
 - **start** (``start``): the claimed run's record is read; a run already settled (a worker
   died after recording its final status), cancelled while it waited for a new worker, or
-  whose last ``max_attempts`` executions all ended without committing a step is settled
-  here and not executed; a run taken
+  whose last ``max_attempts`` executions all ended without committing anything (not even
+  one task's writes) is settled here and not executed; a run taken
   back from a lost worker resumes from its last committed checkpoint (its input is never
   applied twice) or, when it committed nothing, runs from its input again.
 - **finish** (``_finish``): the final status is written in one transaction with the fence
@@ -21,6 +21,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from stepgraph.server.checkpoints import drop_run_checkpoints
+from stepgraph.server.cluster.cuts import make_tag
 from stepgraph.server.cluster.docsql import delete_doc, set_status, update_run
 from stepgraph.server.cluster.fence import Lease, LeaseLost, check_fence
 from stepgraph.server.cluster.retry import retrying
@@ -53,14 +54,17 @@ class ClusterExecutor(RunExecutor):
 
     # -- fenced writes ------------------------------------------------------------------------
     async def fenced(self, lease: Lease, *, change: Any = None, delete: bool = False,
-                     result: bytes | None = None) -> bool:
+                     result: bytes | None = None, numbered: bool = True) -> bool:
         """Change (or delete) the run's record if the lease still holds; whether it did.
-        Retried on a lost connection (the fence makes a replay harmless)."""
+        Retried on a lost connection (the fence makes a replay harmless). ``numbered``: the
+        write is one of the execution's commits (``cuts.py``; it counts as progress against
+        ``max_attempts``); bookkeeping at the start of an execution is not."""
         docs = self.ctx.backend.docs
 
         async def write() -> None:
+            commit = await lease.begin_commit() if numbered else None
             async with self.pool.connection() as conn, conn.transaction(), conn.cursor() as cur:
-                await check_fence(cur, lease)
+                await check_fence(cur, lease, commit)
                 if delete:
                     await delete_doc(conn, "run", lease.run_id)
                 elif change is not None:
@@ -119,10 +123,10 @@ class ClusterExecutor(RunExecutor):
             await self._settle_cancelled(run, lease, action)
             return None
         limit = ctx.limits.max_attempts
-        stalls = await self._stalls(run, lease) if lease.attempt > 1 else 0
+        stalls = await self._stalls(lease, int(row.get("prev_commits") or 0)) if lease.attempt > 1 else 0
         if stalls >= limit:
             error = lost_error(f"the run was executing; {stalls} execution(s) in a row ended without committing "
-                               f"a step (max_attempts {limit}), giving up")
+                               f"anything (max_attempts {limit}), giving up")
             if await self.fenced(lease, change=set_status("error", error=error),
                                  result=dumps({"__error__": error})):
                 await self.refresh(lease, status="error", error=error)
@@ -140,18 +144,30 @@ class ClusterExecutor(RunExecutor):
         if isinstance(metadata, dict):
             metadata["run_attempt"] = lease.attempt
             metadata["lease_epoch"] = lease.epoch
-        if lease.attempt > 1 and not await self.fenced(lease, change=_retried(run)):
+        if lease.attempt > 1 and not await self.fenced(lease, change=_retried(run), numbered=False):
             return None  # the record says which attempt this is (the API shows it)
         if kwargs.get("protocol") == "v3":  # its seq continue where the thread's previous run stopped
             try:
                 await ctx.thread_logs.prepare(lease.thread_id)  # type: ignore[attr-defined]
             except Exception as exc:  # noqa: BLE001 - the store is away: numbering may restart
                 logger.warning("thread %s: its shared v3 log could not be read: %s", lease.thread_id, exc)
+        if lease.attempt > 1:  # before any event of this epoch: readers skip what the last one did not commit
+            await self._cut(lease, int(row.get("prev_commits") or 0))
         log = ctx.events.open(lease.run_id, resumable=bool(kwargs.get("resumable")),  # type: ignore[call-arg]
-                              epoch=lease.epoch, on_stale=lambda dropped: self._stale_events(lease, dropped))
+                              epoch=lease.epoch, on_stale=lambda dropped: self._stale_events(lease, dropped),
+                              tag=lambda: make_tag(lease.epoch, lease.next_commit))
+        publisher = log.publisher  # type: ignore[attr-defined]
+        lease.before_commit = lambda: publisher.flushed(min(5.0, lease.ttl / 2))
         if lease.attempt > 1:
             log.append("metadata", dumps({"run_id": lease.run_id, "attempt": lease.attempt}))
         return RunJob(run=run, log=log, temporary=bool(kwargs.get("temporary")))
+
+    async def _cut(self, lease: Lease, commits: int) -> None:
+        """Record the previous epoch's cut (``cuts.py``); the store away: at least once."""
+        try:
+            await self.ctx.events.store.cut(lease.run_id, lease.epoch - 1, commits)  # type: ignore[attr-defined]
+        except Exception as exc:  # noqa: BLE001
+            logger.warning("run %s: the cut of epoch %d could not be written: %s", lease.run_id, lease.epoch - 1, exc)
 
     def _stale_events(self, lease: Lease, dropped: int) -> None:
         """The event store refused this lease's events: the run is another worker's now."""
@@ -160,20 +176,17 @@ class ClusterExecutor(RunExecutor):
         self._background.add(task)
         task.add_done_callback(self._background.discard)
 
-    async def _stalls(self, run: dict[str, Any], lease: Lease) -> int:
-        """Executions in a row that ended without committing a step (counted at each claim):
-        a run that progresses is retried however often its workers die; one that never
-        gets a step through (a poison run killing its workers) fails after ``max_attempts``."""
-        config = {"configurable": {"thread_id": run["thread_id"], "checkpoint_ns": ""}}
-        latest = await self.ctx.backend.saver.aget_tuple(config)
-        tip = None
-        if latest is not None and (latest.metadata or {}).get("run_id") == run["run_id"]:
-            tip = latest.config["configurable"]["checkpoint_id"]
+    async def _stalls(self, lease: Lease, prev_commits: int) -> int:
+        """Executions in a row that ended without committing anything (counted at each claim,
+        from the commits the previous epoch recorded: a checkpoint or one task's writes is
+        progress): a run that progresses is retried however often its workers die; one that
+        never gets a write through (a poison run killing its workers) fails after
+        ``max_attempts``."""
         async with self.pool.connection() as conn:
             row = await (await conn.execute(
-                "UPDATE sg_run_queue SET stalls = CASE WHEN %s::text IS NOT NULL AND %s::text IS DISTINCT FROM"
-                " progress THEN 0 ELSE stalls + 1 END, progress = %s WHERE run_id = %s AND lease_epoch = %s"
-                " RETURNING stalls", (tip, tip, tip, lease.run_id, lease.epoch))).fetchone()
+                "UPDATE sg_run_queue SET stalls = CASE WHEN %s > 0 THEN 0 ELSE stalls + 1 END"
+                " WHERE run_id = %s AND lease_epoch = %s RETURNING stalls",
+                (prev_commits, lease.run_id, lease.epoch))).fetchone()
         return int(row[0]) if row else 0
 
     async def _settle_cancelled(self, run: dict[str, Any], lease: Lease, action: str) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import select
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Any
@@ -96,14 +97,35 @@ class PostgresDocStore(SqlDocStore):
         logger.info("migrated %d server document(s) from %s to %s", moved, LEGACY_TABLE, TABLE)
 
 
+async def check_idle_connection(conn: Any) -> None:
+    """The pool's check of a connection before it is handed out, without a round trip when it
+    can: one psycopg knows is closed fails at once; one whose socket is readable while idle
+    (the server sent its termination notice or closed it: a restart) gets the full check (an
+    empty query, ``AsyncConnectionPool.check_connection``); the others pass. A connection cut
+    without a word (a network partition) is found by the statement that uses it, which the
+    cluster's callers retry (``cluster/retry.py``)."""
+    import psycopg
+    from psycopg_pool import AsyncConnectionPool
+
+    if conn.closed or conn.broken:
+        raise psycopg.OperationalError("the connection is closed")
+    try:
+        readable = bool(select.select([conn.fileno()], [], [], 0)[0])
+    except (OSError, ValueError):
+        readable = True
+    if readable:
+        await AsyncConnectionPool.check_connection(conn)
+
+
 @asynccontextmanager
 async def open_postgres(url: str, *, max_size: int = 20, store_index: dict[str, Any] | None = None,
                         store_ttl: dict[str, Any] | None = None, check_connections: bool = False
                         ) -> AsyncIterator[Backend]:
     """Documents, checkpoints (``AsyncPostgresSaver``) and store (``AsyncPostgresStore``) at ``url``.
 
-    ``check_connections``: the pool checks each connection before handing it out, so after a
-    server restart callers wait for a working connection instead of failing on a dead one."""
+    ``check_connections``: the pool checks each connection before handing it out
+    (``check_idle_connection``), so after a server restart callers wait for a working
+    connection instead of failing on a dead one."""
     from psycopg_pool import AsyncConnectionPool
 
     from stepgraph.checkpoint.postgres.aio import AsyncPostgresSaver
@@ -112,7 +134,7 @@ async def open_postgres(url: str, *, max_size: int = 20, store_index: dict[str, 
     pool = AsyncConnectionPool(
         url, min_size=1, max_size=max_size, open=False,
         kwargs={"autocommit": True, "prepare_threshold": 0},
-        check=AsyncConnectionPool.check_connection if check_connections else None,
+        check=check_idle_connection if check_connections else None,
     )
     await pool.open(wait=True, timeout=10)
     try:
