@@ -20,22 +20,16 @@ from typing import Any
 import httpx
 import pytest
 from cluster_client import create, history, new_thread, sse, state, wait_status
-from cluster_harness import Cluster, unreachable
+from cluster_harness import Cluster
 
 pytestmark = pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs POSIX signals")
 
 
 @pytest.fixture
-def lite(tmp_path: Path) -> Any:
-    """A directory for SQLite processes (the harness also makes a PostgreSQL schema: needs it)."""
-    reason = unreachable(redis=False)
-    if reason:
-        pytest.skip(reason)
-    c = Cluster(tmp_path, redis=False)
-    try:
-        yield c
-    finally:
-        c.close()
+def lite(pg_cluster: Cluster) -> Cluster:
+    """A directory for SQLite processes: the Postgres-only harness (it also makes a
+    PostgreSQL schema, so it needs one), whose processes are started on a SQLite file."""
+    return pg_cluster
 
 
 def _sql(cluster: Cluster, query: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
