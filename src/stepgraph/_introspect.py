@@ -14,9 +14,12 @@ from __future__ import annotations
 import inspect
 import types
 import weakref
-from typing import Any, get_type_hints
+from collections.abc import Callable
+from typing import Any, TypeVar, get_type_hints
 
-__all__ = ["signature", "type_hints"]
+T = TypeVar("T")
+
+__all__ = ["derived", "signature", "type_hints"]
 
 _Key = tuple[Any, ...]
 _SIGNATURES: weakref.WeakKeyDictionary[Any, tuple[_Key, inspect.Signature]] = (
@@ -25,6 +28,7 @@ _SIGNATURES: weakref.WeakKeyDictionary[Any, tuple[_Key, inspect.Signature]] = (
 _HINTS: weakref.WeakKeyDictionary[Any, dict[bool, tuple[_Key, dict[str, Any]]]] = (
     weakref.WeakKeyDictionary()
 )
+_DERIVED: weakref.WeakKeyDictionary[Any, dict[Any, tuple[_Key, Any]]] = weakref.WeakKeyDictionary()
 
 
 def _stamp(fn: types.FunctionType) -> _Key:
@@ -67,3 +71,22 @@ def type_hints(fn: Any, *, include_extras: bool = False) -> dict[str, Any]:
         entries = _HINTS[fn] = {}
     entries[include_extras] = (stamp, hints)
     return hints
+
+
+def derived(fn: Any, compute: Callable[[Any], T]) -> T:
+    """``compute(fn)``, remembered per plain function and ``compute`` (for facts read from
+    its signature and hints only: whether it is async, what to inject, its input schema).
+    An exception is not remembered; other callables are computed every time."""
+    if type(fn) is not types.FunctionType:
+        return compute(fn)
+    stamp = _stamp(fn)
+    entries = _DERIVED.get(fn)
+    if entries is not None:
+        hit = entries.get(compute)
+        if hit is not None and _same(hit[0], stamp):
+            return hit[1]  # type: ignore[no-any-return]
+    value = compute(fn)
+    if entries is None:
+        entries = _DERIVED[fn] = {}
+    entries[compute] = (stamp, value)
+    return value

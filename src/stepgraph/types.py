@@ -299,10 +299,10 @@ class TimeoutPolicy:
     @classmethod
     def coerce(cls, value: Any) -> TimeoutPolicy | None:
         """A policy from seconds (a number or a ``timedelta``: the run timeout) or a policy."""
-        from datetime import timedelta
-
         if value is None or isinstance(value, TimeoutPolicy):
             return value
+        from datetime import timedelta
+
         if isinstance(value, timedelta):
             return cls(run_timeout=value)
         if isinstance(value, bool) or not isinstance(value, (int, float)):

@@ -12,7 +12,7 @@ import inspect
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from stepgraph._introspect import signature
+from stepgraph._introspect import derived, signature
 from stepgraph.engine.hop import hop
 from stepgraph.errors import GraphDefinitionError, StepgraphError
 
@@ -45,16 +45,21 @@ def callable_name(func: Any) -> str:
     return type(func).__name__
 
 
-def _inject_plan(func: Callable[..., Any]) -> tuple[bool, tuple[str, ...], tuple[str, ...]]:
-    """(takes_input, injected names, required injected names) for ``func``."""
+_Plan = tuple[bool, tuple[str, ...], tuple[str, ...], Any]
+
+
+def _inject_plan(func: Callable[..., Any]) -> _Plan:
+    """(takes_input, injected names, required injected names, the ``config`` parameter's
+    annotation) for ``func``; remembered per function (``_introspect.derived``)."""
     try:
         sig = signature(func)
     except (TypeError, ValueError):
-        return True, (), ()
+        return True, (), (), inspect.Parameter.empty
     params = list(sig.parameters.values())
     takes_input = False
     injected: list[str] = []
     required: list[str] = []
+    config_annotation: Any = inspect.Parameter.empty
     for i, p in enumerate(params):
         if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
             if i == 0 and p.kind == p.VAR_POSITIONAL:
@@ -68,11 +73,11 @@ def _inject_plan(func: Callable[..., Any]) -> tuple[bool, tuple[str, ...], tuple
             continue
         if p.name in INJECTABLE:
             if p.name == "config":
-                _check_config_annotation(p.annotation)
+                config_annotation = p.annotation
             injected.append(p.name)
             if p.default is p.empty:
                 required.append(p.name)
-    return takes_input, tuple(injected), tuple(required)
+    return takes_input, tuple(injected), tuple(required), config_annotation
 
 
 def _is_config_type(annotation: Any) -> bool:
@@ -103,7 +108,7 @@ def _check_config_annotation(annotation: Any) -> None:
         "The 'config' parameter should be typed as 'RunnableConfig' or 'RunnableConfig | None', "
         f"not '{shown!s}'. (stepgraph still passes the run config to it.)",
         UserWarning,
-        stacklevel=5,
+        stacklevel=5,  # the user's add_node call (via NodeFunction, coerce_callable, add_node)
     )
 
 
@@ -115,8 +120,11 @@ class NodeFunction:
     def __init__(self, func: Callable[..., Any], name: str | None = None) -> None:
         self.func = func
         self.name = name or callable_name(func)
-        self.is_async = is_async_callable(func)
-        self.takes_input, self.inject, self.required = _inject_plan(func)
+        self.is_async = derived(func, is_async_callable)
+        self.takes_input, self.inject, self.required, config_annotation = derived(
+            func, _inject_plan
+        )
+        _check_config_annotation(config_annotation)
 
     def __repr__(self) -> str:
         return f"NodeFunction({self.name})"

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Sequence
-from typing import TYPE_CHECKING, Any, Generic, get_args, get_origin
+from typing import TYPE_CHECKING, Any, Generic, Literal, get_args, get_origin
 
 from typing_extensions import Unpack
 
-from stepgraph._introspect import type_hints
+from stepgraph._introspect import derived, type_hints
 from stepgraph._logs import LazyLogger
 from stepgraph.constants import END, NS_END, NS_SEP, START
 from stepgraph.engine.callable import callable_name, coerce_callable
@@ -40,9 +40,21 @@ class StateNodeSpec:
     __slots__ = ("runnable", "metadata", "input_schema", "retry_policy", "cache_policy", "ends",
                  "defer", "timeout", "error_handler", "raw", "trace_policy")
 
-    def __init__(self, **kw: Any) -> None:
-        for slot in self.__slots__:
-            setattr(self, slot, kw.get(slot))
+    def __init__(self, *, runnable: Any = None, metadata: Any = None, input_schema: Any = None,
+                 retry_policy: Any = None, cache_policy: Any = None, ends: Any = None,
+                 defer: Any = None, timeout: Any = None, error_handler: Any = None,
+                 raw: Any = None, trace_policy: Any = None) -> None:
+        self.runnable = runnable
+        self.metadata = metadata
+        self.input_schema = input_schema
+        self.retry_policy = retry_policy
+        self.cache_policy = cache_policy
+        self.ends = ends
+        self.defer = defer
+        self.timeout = timeout
+        self.error_handler = error_handler
+        self.raw = raw
+        self.trace_policy = trace_policy
 
 
 class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
@@ -307,16 +319,17 @@ def _refuse_unknown(where: str, kwargs: dict[str, Any], handled: tuple[str, ...]
 
 def _command_ends(action: Any) -> tuple[str, ...] | None:
     try:
-        hint = type_hints(action).get("return")
-    except Exception:
+        return derived(action, _command_targets)
+    except Exception:  # not remembered: a forward reference may resolve later
         return None
-    if hint is None:
-        return None
-    from typing import Literal
 
 
-    if get_origin(hint) is Command:
-        args = get_args(hint)
-        if args and get_origin(args[0]) is Literal:
-            return tuple(get_args(args[0]))
+def _command_targets(action: Any) -> tuple[str, ...] | None:
+    """The ``Literal`` destinations of a ``Command[Literal[...]]`` return annotation."""
+    hint = type_hints(action).get("return")
+    if hint is None or get_origin(hint) is not Command:
+        return None
+    args = get_args(hint)
+    if args and get_origin(args[0]) is Literal:
+        return tuple(get_args(args[0]))
     return None

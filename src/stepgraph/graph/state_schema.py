@@ -15,7 +15,7 @@ from typing import Any, ClassVar, get_type_hints
 
 import typing_extensions
 
-from stepgraph._introspect import signature, type_hints
+from stepgraph._introspect import derived, signature, type_hints
 from stepgraph.channels import BaseChannel, BinaryOperatorAggregate, LastValue
 from stepgraph.constants import ROOT
 from stepgraph.errors import GraphDefinitionError
@@ -196,16 +196,19 @@ def make_mapper(info: SchemaInfo) -> Callable[[dict[str, Any]], Any] | None:
 def input_schema_of(fn: Any) -> Any | None:
     """The class annotating a function's first parameter, if it has annotated fields."""
     try:
-        target = fn
-        if not (inspect.isfunction(target) or inspect.ismethod(target)):
-            target = getattr(fn, "__call__", fn)  # noqa: B004
-        params = list(signature(target).parameters.values())
-        if not params:
-            return None
-        hints = type_hints(target, include_extras=False)
-    except Exception:
+        return derived(fn, _input_schema)
+    except Exception:  # a failure is not remembered: a forward reference may resolve later
         return None
-    hint = hints.get(params[0].name)
+
+
+def _input_schema(fn: Any) -> Any | None:
+    target = fn
+    if not (inspect.isfunction(target) or inspect.ismethod(target)):
+        target = getattr(fn, "__call__", fn)  # noqa: B004
+    params = list(signature(target).parameters.values())
+    if not params:
+        return None
+    hint = type_hints(target, include_extras=False).get(params[0].name)
     if isinstance(hint, type) and schema_kind(hint) != "root":
         return hint
     return None

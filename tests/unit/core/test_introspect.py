@@ -50,3 +50,39 @@ def test_other_callables_are_not_remembered() -> None:
     c = C()
     assert _introspect.signature(c) == inspect.signature(c)
     assert _introspect.type_hints(C.__call__) == {"x": int, "return": int}
+
+
+def test_derived_facts_are_computed_once_per_function_until_it_changes() -> None:
+    calls: list[object] = []
+
+    def count_params(fn: object) -> int:
+        calls.append(fn)
+        return len(inspect.signature(fn).parameters)  # type: ignore[arg-type]
+
+    def f(a: int, b: int = 1) -> int:
+        return a + b
+
+    assert _introspect.derived(f, count_params) == 2
+    assert _introspect.derived(f, count_params) == 2
+    assert calls == [f]
+    f.__defaults__ = (2,)  # a changed function is read again
+    assert _introspect.derived(f, count_params) == 2 and calls == [f, f]
+
+
+def test_a_failed_derivation_is_not_remembered() -> None:
+    attempts: list[int] = []
+
+    def flaky(fn: object) -> str:
+        attempts.append(1)
+        if len(attempts) == 1:
+            raise NameError("not yet")
+        return "ok"
+
+    def g() -> None:
+        return None
+
+    try:
+        _introspect.derived(g, flaky)
+    except NameError:
+        pass
+    assert _introspect.derived(g, flaky) == "ok" and len(attempts) == 2

@@ -161,8 +161,13 @@ def test_config_parameter_typing() -> None:
     def wrong(state: S, config: dict) -> S:
         return state
 
-    with pytest.warns(UserWarning, match="should be typed as 'RunnableConfig'"):
+    with pytest.warns(UserWarning, match="should be typed as 'RunnableConfig'") as caught:
         g.add_node(wrong)
+    assert caught[0].filename == __file__  # points at the user's add_node call
+    # the same function added again (its signature is read once) warns again
+    with pytest.warns(UserWarning, match="should be typed as 'RunnableConfig'") as caught:
+        g.add_node("again", wrong)
+    assert caught[0].filename == __file__
     from stepgraph.config import RunnableConfig
 
     def right(state: S, config: RunnableConfig) -> S:
