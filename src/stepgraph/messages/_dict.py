@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterable
+from operator import itemgetter
 from typing import Any, Final, NotRequired, TypedDict
 
 __all__ = [
@@ -21,12 +22,16 @@ __all__ = [
     "MessageDict",
     "RemoveMessage",
     "is_remove",
+    "message_id",
     "normalize",
     "to_message_dict",
 ]
 
 REMOVE_ALL_MESSAGES: Final = "__remove_all__"
 """Id of a removal that wipes every message before it (see ``add_messages``)."""
+
+message_id = itemgetter("id")
+"""The id of a normalized message."""
 
 
 class MessageDict(TypedDict, total=False):
