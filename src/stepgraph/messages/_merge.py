@@ -82,7 +82,8 @@ def merge_messages(left: Any, right: Any, format: str | None = None) -> list[Any
     given = right
     if not isinstance(right, list):
         right = [right]
-    merged = _repeat(left, given, right, backend)
+    entry = _DONE.get((id(left), id(given)))
+    merged = None if entry is None else _repeat(entry, left, given, right, backend)
     if merged is None:
         merged = _merge_new(left, given, right, backend)
     return _openai(merged) if format == "langchain-openai" else merged
@@ -132,11 +133,11 @@ def _merge_new(left: list[Any], given: Any, right: list[Any], backend: ModuleTyp
             merged,
             index,
         )
-        while len(_DONE) > _DONE_MAX:
+        if len(_DONE) > _DONE_MAX:
             try:
                 _DONE.popitem(last=False)
             except KeyError:  # another thread emptied it
-                break
+                pass
     return merged
 
 
@@ -185,11 +186,11 @@ def _known_index(left: list[Any], backend: ModuleType) -> dict[Any, int] | None:
 
 def _remember(merged: list[Any], backend: ModuleType, index: dict[Any, int]) -> None:
     _KNOWN[id(merged)] = (merged, len(merged), merged[-1] if merged else None, backend, index)
-    while len(_KNOWN) > _KNOWN_MAX:
+    if len(_KNOWN) > _KNOWN_MAX:
         try:
             _KNOWN.popitem(last=False)
         except KeyError:  # another thread emptied it
-            break
+            pass
 
 
 # The same merge asked for again: a router's fresh read merges a node's new messages into a
@@ -209,12 +210,12 @@ def _has_id(message: Any) -> bool:
     return getattr(message, "id", None) is not None
 
 
-def _repeat(left: list[Any], given: Any, right: list[Any], backend: ModuleType) -> list[Any] | None:
+def _repeat(
+    entry: _Done, left: list[Any], given: Any, right: list[Any], backend: ModuleType
+) -> list[Any] | None:
     """The result of a merge of these very values (unchanged since) made before, else None
-    (``given`` is ``right`` as passed, ``right`` it as a list)."""
-    entry = _DONE.get((id(left), id(given)))
-    if entry is None:
-        return None
+    (``entry`` is ``_DONE``'s for their ids, ``given`` is ``right`` as passed, ``right`` it
+    as a list)."""
     l_ref, l_len, l_last, r_ref, r_items, kind, merged, index = entry
     if (
         l_ref is not left
