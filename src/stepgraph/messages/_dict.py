@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterable
-from operator import itemgetter
 from typing import Any, Final, NotRequired, TypedDict
 
 __all__ = [
@@ -30,8 +29,10 @@ __all__ = [
 REMOVE_ALL_MESSAGES: Final = "__remove_all__"
 """Id of a removal that wipes every message before it (see ``add_messages``)."""
 
-message_id = itemgetter("id")
-"""The id of a normalized message."""
+
+def message_id(message: dict[str, Any]) -> Any:
+    """The id of a normalized message (``None`` if it was taken out of the dict since)."""
+    return message.get("id")
 
 
 class MessageDict(TypedDict, total=False):
