@@ -82,13 +82,18 @@ async def test_stream_updates() -> None:
 def test_stream_messages_from_the_model() -> None:
     """``stream_mode="messages"`` yields the model's and the tools' messages with their node."""
     agent = create_react_agent(one_call_model(), [add])
-    seen = [(type(m).__name__, md["langgraph_node"]) for m, md in agent.stream(HI, stream_mode="messages")]
+    seen = [
+        (type(m).__name__, md["langgraph_node"])
+        for m, md in agent.stream(HI, stream_mode="messages")
+    ]
     assert seen == [("AIMessage", "agent"), ("ToolMessage", "tools"), ("AIMessage", "agent")]
 
 
 def test_interrupt_before_tools_then_resume() -> None:
     """With a checkpointer, ``interrupt_before=["tools"]`` pauses; ``invoke(None)`` resumes."""
-    agent = create_react_agent(one_call_model(), [add], checkpointer=InMemorySaver(), interrupt_before=["tools"])
+    agent = create_react_agent(
+        one_call_model(), [add], checkpointer=InMemorySaver(), interrupt_before=["tools"]
+    )
     cfg = {"configurable": {"thread_id": "t1"}}
     out = agent.invoke(HI, cfg)
     assert [m.type for m in out["messages"]] == ["human", "ai"]
@@ -101,7 +106,9 @@ def test_interrupt_before_tools_then_resume() -> None:
 async def test_interrupt_before_tools_async_with_edit() -> None:
     """Async pause before tools; editing the pending call through ``update_state`` is honoured."""
     model = ScriptedModel(turns=[[call("add", "c1", a=1, b=2)]])
-    agent = create_react_agent(model, [add], checkpointer=InMemorySaver(), interrupt_before=["tools"])
+    agent = create_react_agent(
+        model, [add], checkpointer=InMemorySaver(), interrupt_before=["tools"]
+    )
     cfg = {"configurable": {"thread_id": "t2"}}
     await agent.ainvoke(HI, cfg)
     state = await agent.aget_state(cfg)
@@ -112,7 +119,9 @@ async def test_interrupt_before_tools_async_with_edit() -> None:
 
 def test_interrupt_after_agent_and_memory() -> None:
     """``interrupt_after=["agent"]`` stops after each model turn; a thread keeps its history."""
-    agent = create_react_agent(ScriptedModel(), [add], checkpointer=InMemorySaver(), interrupt_after=["agent"])
+    agent = create_react_agent(
+        ScriptedModel(), [add], checkpointer=InMemorySaver(), interrupt_after=["agent"]
+    )
     cfg = {"configurable": {"thread_id": "t3"}}
     agent.invoke(HI, cfg)
     assert agent.get_state(cfg).next == ()  # no tool calls: the run ended at the interrupt
@@ -164,7 +173,10 @@ async def _async_prompt(state: dict) -> list:
         ("plain", "plain"),
         (SystemMessage("sysmsg"), "sysmsg"),
         (lambda s: [SystemMessage("fn"), *s["messages"]], "fn"),
-        (ChatPromptTemplate.from_messages([("system", "tmpl"), ("placeholder", "{messages}")]), "tmpl"),
+        (
+            ChatPromptTemplate.from_messages([("system", "tmpl"), ("placeholder", "{messages}")]),
+            "tmpl",
+        ),
         (_async_prompt, "async"),
     ],
 )
@@ -270,7 +282,10 @@ def test_dynamic_model_selection() -> None:
         return (big if runtime.context.big else small).bind_tools([add])
 
     agent = create_react_agent(pick, [add], context_schema=Ctx)
-    assert [m.type for m in agent.invoke(HI, context=Ctx(big=False))["messages"]][-2:] == ["tool", "ai"]
+    assert [m.type for m in agent.invoke(HI, context=Ctx(big=False))["messages"]][-2:] == [
+        "tool",
+        "ai",
+    ]
     assert agent.invoke(HI, context=Ctx(big=True))["messages"][-1].content == "hi"
 
 
@@ -302,3 +317,28 @@ def test_unanswered_tool_call_in_history_is_rejected() -> None:
     bad = {"messages": [("user", "hi"), AIMessage("", tool_calls=[call("add", "x", a=1, b=1)])]}
     with pytest.raises(ValueError, match="INVALID_CHAT_HISTORY"):
         create_react_agent(ScriptedModel(), [add]).invoke(bad)
+
+
+def test_chat_history_check_lists_unanswered_calls_in_order() -> None:
+    """A call counts as answered by a ToolMessage anywhere in the history; the error lists the
+    first three unanswered calls in history order, AIMessage subclasses (chunks) included."""
+    from langchain_core.messages import AIMessageChunk, ToolMessage
+
+    from stepgraph.prebuilt._agent import _validate_chat_history
+
+    c = [call("add", f"c{i}", a=i, b=1) for i in range(6)]
+    history: list[Any] = [
+        HumanMessage("hi"),
+        ToolMessage("early", tool_call_id="c4"),
+        AIMessage("", tool_calls=[c[0], c[1]]),
+        ToolMessage("1", tool_call_id="c0"),
+        AIMessageChunk(content="", tool_calls=[c[2]]),
+        AIMessage("", tool_calls=[c[3], c[4], c[5]]),
+    ]
+    with pytest.raises(ValueError, match="INVALID_CHAT_HISTORY") as err:
+        _validate_chat_history(history)
+    listed = str(err.value).split("first few of those tool calls: ")[1].split(".\n")[0]
+    assert [f"'id': 'c{i}'" in listed for i in range(6)] == [False, True, True, True, False, False]
+    assert listed.index("'c1'") < listed.index("'c2'") < listed.index("'c3'")
+    answered = [ToolMessage("x", tool_call_id=f"c{i}") for i in (1, 2, 3, 5)]
+    _validate_chat_history(history + answered)  # all answered: no error

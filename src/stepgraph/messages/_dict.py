@@ -21,12 +21,18 @@ __all__ = [
     "MessageDict",
     "RemoveMessage",
     "is_remove",
+    "message_id",
     "normalize",
     "to_message_dict",
 ]
 
 REMOVE_ALL_MESSAGES: Final = "__remove_all__"
 """Id of a removal that wipes every message before it (see ``add_messages``)."""
+
+
+def message_id(message: dict[str, Any]) -> Any:
+    """The id of a normalized message (``None`` if it was taken out of the dict since)."""
+    return message.get("id")
 
 
 class MessageDict(TypedDict, total=False):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterable, Sequence
+from operator import attrgetter
 from typing import Any
 
 from langchain_core.messages import (
@@ -25,7 +26,10 @@ from langchain_core.messages import (
 
 from stepgraph.messages._dict import is_remove as _is_remove_dict
 
-__all__ = ["is_remove", "normalize", "to_openai_format"]
+__all__ = ["is_remove", "message_id", "normalize", "to_openai_format"]
+
+message_id = attrgetter("id")
+"""The id of a normalized message."""
 
 
 def is_remove(message: Any) -> bool:

@@ -11,14 +11,17 @@ Representation rule (deterministic, decided per call from ``format`` and the env
   langchain-core (``ImportError`` otherwise).
 * Any other format: ``ValueError``.
 
-Cost: appending k messages to n is O(n + k): one pass to index ``left`` by id, one pass
-over ``right``, and a filter pass only when something was removed.
+Cost: appending k messages to a list this module returned is O(k) plus one copy of the
+list: the id -> position index of a merge result is kept and shared along the chain of
+results built from it (see ``_Index``); a list seen for the first time is indexed once, and
+a filter pass runs only when something was removed.
 """
 
 from __future__ import annotations
 
 import importlib.util
 from collections import OrderedDict
+from collections.abc import Callable
 from functools import cache
 from types import ModuleType
 from typing import Any, Final
@@ -54,59 +57,88 @@ def check_format(format: str | None) -> None:
         )
 
 
+_LC: ModuleType | None = None
+
+
 def _backend(format: str | None) -> ModuleType:
     if format == "dict" or (format is None and not langchain_available()):
         return _dict
-    # lazy: langchain-core
-    from stepgraph.messages import _lc
+    global _LC
+    if _LC is None:
+        # lazy: langchain-core
+        from stepgraph.messages import _lc
 
-    return _lc
+        _LC = _lc
+    return _LC
 
 
 def merge_messages(left: Any, right: Any, format: str | None = None) -> list[Any]:
     """Merge ``right`` into ``left`` by message id (see ``stepgraph.graph.add_messages``)."""
-    check_format(format)
+    if format is not None:
+        check_format(format)
     backend = _backend(format)
-
     if not isinstance(left, list):
         left = [left]
     given = right
     if not isinstance(right, list):
         right = [right]
-    again = _repeat(left, given, right, backend)
-    if again is not None:
-        return _openai(again) if format == "langchain-openai" else again
-    r_msgs, r_ids = backend.normalize(right)
-    r_removes = [backend.is_remove(m) for m in r_msgs]
+    entry = _DONE.get((id(left), id(given)))
+    merged = None if entry is None else _repeat(entry, left, given, right, backend)
+    if merged is None:
+        merged = _merge_new(left, given, right, backend)
+    return _openai(merged) if format == "langchain-openai" else merged
 
+
+def _merge_new(left: list[Any], given: Any, right: list[Any], backend: ModuleType) -> list[Any]:
+    r_msgs, r_ids = backend.normalize(right)
+    is_remove = backend.is_remove
+    r_removes = [is_remove(m) for m in r_msgs]
     # A remove-all marker wipes everything before it (the last marker wins): what follows
     # it in ``right`` is merged into an empty list.
     cut = None
-    for i, (mid, rm) in enumerate(zip(r_ids, r_removes, strict=True)):
-        if rm and mid == REMOVE_ALL_MESSAGES:
-            cut = i
+    if True in r_removes:
+        for i, (mid, rm) in enumerate(zip(r_ids, r_removes, strict=True)):
+            if rm and mid == REMOVE_ALL_MESSAGES:
+                cut = i
     if cut is not None:
-        merged = _merge([], [], r_msgs[cut + 1 :], r_ids[cut + 1 :], r_removes[cut + 1 :])[:2]
+        return _merge(
+            [],
+            {},
+            False,
+            r_msgs[cut + 1 :],
+            r_ids[cut + 1 :],
+            r_removes[cut + 1 :],
+            backend.message_id,
+        )[0]
+    index = _known_index(left, backend)
+    if index is None:
+        l_msgs, l_ids = backend.normalize(left)
+        index = {mid: i for i, mid in enumerate(l_ids)}  # (a repeated id: its last position)
+        unique = len(index) == len(l_ids)
+        merged, index = _merge(l_msgs, index, False, r_msgs, r_ids, r_removes, backend.message_id)
+        if not unique:
+            index = None  # the next merge indexes again
     else:
-        known = _known_ids(left, backend)
-        if known is None:
-            (l_msgs, l_ids), l_index = backend.normalize(left), None
-        else:
-            l_msgs, (l_ids, l_index) = left, known
-        merged, merged_ids, index = _merge(l_msgs, l_ids, r_msgs, r_ids, r_removes, l_index)
-        _remember(merged, merged_ids, backend, index)
-        if len(right) == len(r_msgs) and all(map(_has_id, right)):
-            _DONE[(id(left), id(given))] = (left, len(left), left[-1] if left else None, given,
-                                           tuple(right), backend, merged, merged_ids, index)
-            while len(_DONE) > _DONE_MAX:
-                try:
-                    _DONE.popitem(last=False)
-                except KeyError:  # another thread emptied it
-                    break
-        return _openai(merged) if format == "langchain-openai" else merged
-
-    merged = merged[0]
-    return _openai(merged) if format == "langchain-openai" else merged
+        merged, index = _merge(left, index, True, r_msgs, r_ids, r_removes, backend.message_id)
+    if index is not None:
+        _remember(merged, backend, index)
+    if all(map(_has_id, right)):
+        _DONE[(id(left), id(given))] = (
+            left,
+            len(left),
+            left[-1] if left else None,
+            given,
+            tuple(right),
+            backend,
+            merged,
+            index,
+        )
+        if len(_DONE) > _DONE_MAX:
+            try:
+                _DONE.popitem(last=False)
+            except KeyError:  # another thread emptied it
+                pass
+    return merged
 
 
 def _openai(merged: list[Any]) -> list[Any]:
@@ -116,48 +148,58 @@ def _openai(merged: list[Any]) -> list[Any]:
     return _lc.to_openai_format(merged)
 
 
-# Merge results already hold normalized messages with ids: a reducer channel passes the last
-# result back as ``left`` on the next merge, so remembering its ids makes each merge cost
-# the new messages, not a re-normalization of the whole history. Entries are keyed by list
-# identity and checked by length and last element, so a list changed since is normalized.
-_Known = tuple[list[Any], int, Any, list[str], ModuleType, dict[str, int] | None]
+# Merge results hold normalized messages with ids: a reducer channel passes the last result
+# back as ``left`` on the next merge, so remembering its id -> position index makes each
+# merge cost the new messages, not a re-normalization of the whole history. Entries are
+# keyed by list identity and checked by length and last element, so a list changed since is
+# normalized again.
+#
+# One index is shared by a chain of results (a result built by appends and replacements
+# keeps every position of its ``left``), so it is never copied: a merge adds the ids it
+# appends. Other lists built from the same ancestor (a router's fresh read, a retried step)
+# add theirs too, so an entry is trusted only once checked against the list (the message at
+# that position has that id), and an id another list already put elsewhere makes the merge
+# continue on a private copy. Invariant: every id of a remembered list maps to its position
+# in that list's index; entries for other ids may point anywhere.
+_Known = tuple[list[Any], int, Any, ModuleType, dict[Any, int]]
 _KNOWN: OrderedDict[int, _Known] = OrderedDict()
 _KNOWN_MAX = 16
 """Lists remembered (each entry keeps its list, and so its messages, alive): a few cover a
 run's reducer chain; a run that loaded its list from a checkpoint has a fresh list anyway."""
 
 
-def _known_ids(
-    left: list[Any], backend: ModuleType
-) -> tuple[list[str], dict[str, int] | None] | None:
-    """The ids of a list this module returned (and its id -> position index), if unchanged."""
+def _known_index(left: list[Any], backend: ModuleType) -> dict[Any, int] | None:
+    """The id -> position index of a list this module returned, if it is unchanged."""
     entry = _KNOWN.get(id(left))
     if entry is None:
         return None
-    ref, length, last, ids, kind, index = entry
-    if ref is not left or len(left) != length or kind is not backend or (left and left[-1] is not last):
+    ref, length, last, kind, index = entry
+    if (
+        ref is not left
+        or len(left) != length
+        or kind is not backend
+        or (left and left[-1] is not last)
+    ):
         return None
-    return ids, index
+    return index
 
 
-def _remember(
-    merged: list[Any], ids: list[str], backend: ModuleType, index: dict[str, int] | None
-) -> None:
-    _KNOWN[id(merged)] = (merged, len(merged), merged[-1] if merged else None, ids, backend,
-                          index)
-    while len(_KNOWN) > _KNOWN_MAX:
+def _remember(merged: list[Any], backend: ModuleType, index: dict[Any, int]) -> None:
+    _KNOWN[id(merged)] = (merged, len(merged), merged[-1] if merged else None, backend, index)
+    if len(_KNOWN) > _KNOWN_MAX:
         try:
             _KNOWN.popitem(last=False)
         except KeyError:  # another thread emptied it
-            break
+            pass
 
 
 # The same merge asked for again: a router's fresh read merges a node's new messages into a
 # copy of the channel, then the step's update merges the same write into the same value.
 # When every message of ``right`` came with an id (nothing random was made), the result is
 # the earlier one, as a new list (same message objects, as for messages written as objects).
-_Done = tuple[list[Any], int, Any, list[Any], tuple[Any, ...], ModuleType, list[Any],
-              list[str], dict[str, int] | None]
+_Done = tuple[
+    list[Any], int, Any, Any, tuple[Any, ...], ModuleType, list[Any], dict[Any, int] | None
+]
 _DONE: OrderedDict[tuple[int, int], _Done] = OrderedDict()
 _DONE_MAX = 8
 
@@ -168,21 +210,26 @@ def _has_id(message: Any) -> bool:
     return getattr(message, "id", None) is not None
 
 
-def _repeat(left: list[Any], given: Any, right: list[Any], backend: ModuleType) -> list[Any] | None:
+def _repeat(
+    entry: _Done, left: list[Any], given: Any, right: list[Any], backend: ModuleType
+) -> list[Any] | None:
     """The result of a merge of these very values (unchanged since) made before, else None
-    (``given`` is ``right`` as passed, ``right`` it as a list)."""
-    entry = _DONE.get((id(left), id(given)))
-    if entry is None:
-        return None
-    l_ref, l_len, l_last, r_ref, r_items, kind, merged, ids, index = entry
+    (``entry`` is ``_DONE``'s for their ids, ``given`` is ``right`` as passed, ``right`` it
+    as a list)."""
+    l_ref, l_len, l_last, r_ref, r_items, kind, merged, index = entry
     if (
-        l_ref is not left or r_ref is not given or kind is not backend or len(left) != l_len
-        or (left and left[-1] is not l_last) or len(right) != len(r_items)
+        l_ref is not left
+        or r_ref is not given
+        or kind is not backend
+        or len(left) != l_len
+        or (left and left[-1] is not l_last)
+        or len(right) != len(r_items)
         or not all(map(_same, right, r_items))
     ):
         return None
     again = merged.copy()
-    _remember(again, ids, backend, index)
+    if index is not None:
+        _remember(again, backend, index)
     return again
 
 
@@ -192,31 +239,35 @@ def _same(a: Any, b: Any) -> bool:
 
 def _merge(
     l_msgs: list[Any],
-    l_ids: list[str],
+    index: dict[Any, int],
+    shared: bool,
     r_msgs: list[Any],
-    r_ids: list[str],
+    r_ids: list[Any],
     r_removes: list[bool],
-    l_index: dict[str, int] | None = None,
-) -> tuple[list[Any], list[str], dict[str, int] | None]:
-    """``(merged, their ids, id -> position)``; the index is ``None`` when ids repeat or
-    something was removed (the next merge indexes again)."""
+    message_id: Callable[[Any], Any],
+) -> tuple[list[Any], dict[Any, int] | None]:
+    """``(merged, its id -> position index)``; the index is ``None`` when something was
+    removed (the next merge indexes again). ``index`` is ``l_msgs``'s; ``shared``: other
+    lists use it too (see above), else this merge owns it."""
     merged = l_msgs.copy()
-    merged_ids = l_ids.copy()
-    if l_index is not None:
-        index = l_index.copy()
-    else:
-        index = {mid: i for i, mid in enumerate(l_ids)}  # (a repeated id: its last position)
-    removed: set[str] = set()
+    removed: set[Any] = set()
     for msg, mid, rm in zip(r_msgs, r_ids, r_removes, strict=True):
         pos = index.get(mid)
+        if pos is not None and (pos >= len(merged) or message_id(merged[pos]) != mid):
+            pos = None  # another list's entry: the id is not in this one
         if pos is None:
             if rm:
                 raise ValueError(
                     f"Attempting to delete a message with an ID that doesn't exist ('{mid}')"
                 )
-            index[mid] = len(merged)
+            end = len(merged)
+            if not shared:
+                index[mid] = end
+            elif index.setdefault(mid, end) != end:  # (atomic: another thread may add too)
+                index = index.copy()  # another list has this id elsewhere: go private
+                index[mid] = end
+                shared = False
             merged.append(msg)
-            merged_ids.append(mid)
         elif rm:
             removed.add(mid)
         else:
@@ -224,6 +275,5 @@ def _merge(
             removed.discard(mid)
             merged[pos] = msg
     if removed:
-        keep = [i for i, mid in enumerate(merged_ids) if mid not in removed]
-        return [merged[i] for i in keep], [merged_ids[i] for i in keep], None
-    return merged, merged_ids, index if len(index) == len(merged_ids) else None
+        return [m for m in merged if message_id(m) not in removed], None
+    return merged, index

@@ -6,8 +6,10 @@ from __future__ import annotations
 import random
 from typing import Any
 
+import pytest
+
 from stepgraph.graph.message import add_messages
-from stepgraph.messages._dict import REMOVE_ALL_MESSAGES
+from stepgraph.messages._dict import REMOVE_ALL_MESSAGES, RemoveMessage
 
 
 def _msg(i: int, text: str = "") -> dict[str, Any]:
@@ -25,13 +27,20 @@ def test_chained_merges_match_fresh_merges() -> None:
             right = [_msg(rng.randrange(0, 1000 + step) if step else 0, f"edit{step}")]
         else:  # remove one (when it exists) and append one
             target = rng.choice(state)["id"]
-            right = [{"role": "remove", "content": "", "id": target, "type": "remove"}, _msg(5000 + step)]
+            right = [
+                {"role": "remove", "content": "", "id": target, "type": "remove"},
+                _msg(5000 + step),
+            ]
         fresh = add_messages(list(state), right, format="dict")  # a new list: no memory
         chained = add_messages(state, right, format="dict")
         assert chained == fresh
         state = chained
-    assert add_messages(state, [{"type": "remove", "id": REMOVE_ALL_MESSAGES, "content": ""}],
-                        format="dict") == []
+    assert (
+        add_messages(
+            state, [{"type": "remove", "id": REMOVE_ALL_MESSAGES, "content": ""}], format="dict"
+        )
+        == []
+    )
 
 
 def test_the_same_merge_again_gives_an_equal_new_list() -> None:
@@ -48,7 +57,11 @@ def test_the_same_merge_again_gives_an_equal_new_list() -> None:
     assert len(first) == 3
     # the reused result is remembered as a merge result too: merging on top of it works
     assert [m.id if hasattr(m, "id") else m["id"] for m in add_messages(first, [_msg(3)])] == [
-        "id0", "id1", "id2", "id3"]
+        "id0",
+        "id1",
+        "id2",
+        "id3",
+    ]
 
 
 def test_a_changed_write_or_value_is_merged_again() -> None:
@@ -60,7 +73,12 @@ def test_a_changed_write_or_value_is_merged_again() -> None:
     right[0] = _msg(1, "other")  # an element replaced
     assert add_messages(left, right, format="dict")[1]["content"] == "other"
     left.append(_msg(9))  # the value changed since
-    assert [m["id"] for m in add_messages(left, right, format="dict")] == ["id0", "id9", "id1", "id2"]
+    assert [m["id"] for m in add_messages(left, right, format="dict")] == [
+        "id0",
+        "id9",
+        "id1",
+        "id2",
+    ]
     single = _msg(5)  # a single message (not a list) as the write
     assert add_messages(left, single, format="dict") == add_messages(left, single, format="dict")
 
@@ -72,7 +90,6 @@ def test_messages_without_ids_are_never_reused() -> None:
     a = add_messages(left, right, format="dict")
     b = add_messages(left, right, format="dict")
     assert a[1]["id"] != b[1]["id"]
-
 
 
 def test_the_index_memory_keeps_few_lists_alive() -> None:
@@ -95,3 +112,45 @@ def test_the_index_memory_keeps_few_lists_alive() -> None:
     alive = sum(1 for r in refs if r() is not None)
     assert len(_merge._KNOWN) <= _merge._KNOWN_MAX
     assert alive <= _merge._KNOWN_MAX <= 32
+
+
+def _ids(messages: list[Any]) -> list[str]:
+    return [m["id"] for m in messages]
+
+
+def test_lists_built_from_one_ancestor_keep_their_own_ids() -> None:
+    """Results merged from the same list share its index; an id another branch appended is
+    not in this one: it is appended here, and removing it is an error."""
+    base: list[Any] = add_messages([], [_msg(0), _msg(1)], format="dict")
+    one = add_messages(base, [_msg(2)], format="dict")
+    two = add_messages(base, [_msg(3)], format="dict")
+    assert _ids(two) == ["id0", "id1", "id3"]
+    assert _ids(add_messages(two, [_msg(2, "late")], format="dict")) == ["id0", "id1", "id3", "id2"]
+    assert _ids(add_messages(one, [_msg(3)], format="dict")) == ["id0", "id1", "id2", "id3"]
+    with pytest.raises(ValueError, match="id2"):
+        add_messages(two, [RemoveMessage("id2")], format="dict")
+    edited = add_messages(one, [_msg(2, "edited")], format="dict")
+    assert [m["content"] for m in edited] == ["m0", "m1", "edited"]
+    assert _ids(add_messages(base, [_msg(1, "again")], format="dict")) == ["id0", "id1"]
+
+
+def test_random_merge_trees_match_fresh_merges() -> None:
+    """Any list merged into again (not only the last result) gives what a fresh merge of a
+    copy gives: appends, replacements, removals, the same id appended by two branches."""
+    rng = random.Random(11)
+    lists: list[list[Any]] = [add_messages([], [_msg(0)], format="dict")]
+    for step in range(400):
+        left = rng.choice(lists[-8:])
+        kind = rng.random()
+        if kind < 0.5:
+            right: list[Any] = [_msg(100 + rng.randrange(40))]  # new here, or known elsewhere
+        elif kind < 0.8:
+            right = [_msg(int(rng.choice(left)["id"][2:]), f"edit{step}")]
+        elif kind < 0.9 and len(left) > 1:
+            right = [RemoveMessage(rng.choice(left)["id"]), _msg(200 + step)]
+        else:
+            right = [_msg(300 + step), _msg(100 + rng.randrange(40), f"x{step}")]
+        fresh = add_messages(list(left), right, format="dict")
+        merged = add_messages(left, right, format="dict")
+        assert merged == fresh
+        lists.append(merged)
