@@ -1,0 +1,108 @@
+"""``ainvoke`` of a run whose work is all sync: the sync driver on one worker thread.
+
+In an async run every sync node body hops to a worker thread and back (``engine/hop.py``),
+which costs more CPU than a small node itself. When nothing in a run needs the event
+loop (``runs_on_thread``: sync nodes, routers and error handlers, no node or step timeout,
+no tracer, no cache, no parts wanted while a task runs, and a saver whose async methods
+only call its sync ones, such as ``InMemorySaver``), ``ainvoke`` hands the whole run to
+one worker thread instead, which runs it with the sync driver: one hop per run. What the
+run does is the same: its user code ran on worker threads before too, each task still
+runs in a fresh copy of the caller's context, and the saver and stream sink see the same
+calls and parts in the same order.
+
+A cancelled caller ends the run where the async driver would (``engine/gate.py``): a
+task that is running finishes on its thread and its result is dropped, and what the run
+finished is stored before ``CancelledError`` reaches the caller.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from stepgraph.engine.callable import NodeFunction
+from stepgraph.engine.driver_sync import drive_sync
+from stepgraph.engine.gate import Gate, RunAbandoned, RunStopped
+from stepgraph.engine.hop import hop
+from stepgraph.engine.policy import eager
+
+if TYPE_CHECKING:
+    from stepgraph.engine.loop import RunLoop
+    from stepgraph.engine.node import PregelNode
+    from stepgraph.stream.sink import StreamPart
+
+_SAVER_ASYNC = (
+    "aget_tuple",
+    "alist",
+    "aput",
+    "aput_writes",
+    "aget_delta_channel_history",
+    "aperform_batch",
+)
+"""The saver methods an async run calls, which must be the sync ones run inline."""
+
+
+@functools.lru_cache(maxsize=64)
+def _saver_is_sync(cls: type) -> bool:
+    """A saver class whose async methods are those of a class declaring
+    ``async_calls_sync = True`` (they only call its sync methods, inline)."""
+    base = next((c for c in cls.__mro__ if c.__dict__.get("async_calls_sync") is True), None)
+    if base is None:
+        return False
+    return all(getattr(cls, name, None) is getattr(base, name, None) for name in _SAVER_ASYNC)
+
+
+def _sync_body(step: Any) -> bool:
+    return isinstance(step, NodeFunction) and not step.is_async
+
+
+def _sync_node(node: PregelNode) -> bool:
+    if node.is_async or node.timeout is not None:
+        return False
+    handler = node.error_handler
+    if handler is not None and not (_sync_body(handler[0]) and not handler[1].is_async):
+        return False
+    return all(_sync_body(step) for step in node.bound)
+
+
+def runs_on_thread(loop: RunLoop) -> bool:
+    """Whether ``loop`` (an ``ainvoke``) does the same on one worker thread."""
+    graph = loop.graph
+    saver = loop.checkpointer
+    return (
+        loop.tracer is None
+        and graph.cache is None
+        and graph.step_timeout is None
+        and (saver is None or _saver_is_sync(type(saver)))
+        and not eager(loop)
+        and all(_sync_node(node) for node in loop.nodes.values())
+    )
+
+
+def _job(loop: RunLoop, gate: Gate, echo: Callable[[StreamPart], Any]) -> None:
+    try:
+        for part in drive_sync(loop, gate=gate):
+            echo(part)
+    except (RunStopped, RunAbandoned):
+        pass  # the caller was cancelled (and raises that)
+
+
+async def drive_on_thread(loop: RunLoop, echo: Callable[[StreamPart], Any]) -> None:
+    """Run ``loop`` to its end on a worker thread, ``echo`` seeing every part there."""
+    gate = Gate()
+    job = asyncio.ensure_future(hop(_job, loop, gate, echo))
+    try:
+        await asyncio.shield(job)
+    except asyncio.CancelledError:
+        if job.done():
+            if not job.cancelled():
+                job.exception()  # (retrieved: the cancellation is what the caller sees)
+            raise
+        if not gate.cancel():
+            try:  # the thread stores what the run finished, then stops
+                await job
+            except BaseException:  # noqa: BLE001, S110 - the cancellation is what matters
+                pass
+        raise
