@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from stepgraph.engine.delta import load_history
 from stepgraph.engine.durability import SyncWriter
-from stepgraph.engine.gate import RunAbandoned
+from stepgraph.engine.gate import RunAbandoned, RunStopped
 from stepgraph.engine.policy import perform, run_inline
 from stepgraph.engine.pool import shared_pool
 from stepgraph.engine.runner import run_task_sync
@@ -52,7 +52,7 @@ def drive_sync(
     except BaseException as exc:
         if tracer is not None:
             tracer.end_sync(exc)
-        if not isinstance(exc, GeneratorExit):
+        if not isinstance(exc, (GeneratorExit, RunStopped, RunAbandoned)):  # (not when cancelled)
             yield from loop.sink.drain()
         raise
     if tracer is not None:

@@ -82,6 +82,8 @@ def runs_on_thread(loop: RunLoop) -> bool:
 
 
 def _job(loop: RunLoop, gate: Gate, echo: Callable[[StreamPart], Any]) -> None:
+    if not gate.begin():
+        return
     try:
         for part in drive_sync(loop, gate=gate):
             echo(part)

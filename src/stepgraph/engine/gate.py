@@ -4,6 +4,7 @@
 on one worker thread. Its caller, on the event loop, may be cancelled at any time; the
 ``Gate`` makes that cancellation end the run where the async driver would have ended it:
 
+* before a worker thread took the run up, nothing of it runs;
 * while the thread runs a step's only task (``enter``..``leave``), the caller stores what
   is left of the run at once (``flush``, the driver's flush-on-error) and gives the thread
   up: the task's result is dropped, as a worker thread's is in the async driver;
@@ -29,15 +30,22 @@ class RunAbandoned(BaseException):  # noqa: N818
 class Gate:
     """Where the run's thread is, and whether its caller was cancelled."""
 
-    __slots__ = ("lock", "in_task", "stop", "abandoned", "flush")
+    __slots__ = ("lock", "started", "in_task", "stop", "abandoned", "flush")
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
+        self.started = False
         self.in_task = False
         self.stop = False
         self.abandoned = False
         self.flush: Callable[[], None] | None = None
         """Set by the driver: performs ``loop.finish()`` and waits for the saves."""
+
+    def begin(self) -> bool:
+        """The thread takes the run up; ``False`` if its caller was cancelled before."""
+        with self.lock:
+            self.started = not self.stop
+            return self.started
 
     def enter(self) -> None:
         """The thread is about to run a step's only task (not when cancelled)."""
@@ -59,10 +67,12 @@ class Gate:
             raise RunStopped
 
     def cancel(self) -> bool:
-        """The caller was cancelled. ``True``: the run was stored and given up here; ``False``:
-        the thread stops at its next ``enter``/``check`` (wait for it)."""
+        """The caller was cancelled. ``True``: the run never started, or was stored and given
+        up here; ``False``: the thread stops at its next ``enter``/``check`` (wait for it)."""
         with self.lock:
             self.stop = True
+            if not self.started:
+                return True  # (a worker takes the job up later and drops it)
             if not self.in_task or self.flush is None:
                 return False
             self.abandoned = True
