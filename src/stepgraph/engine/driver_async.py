@@ -4,7 +4,8 @@ It only performs: tasks on asyncio, the loop's effects with ``policy.aperform`` 
 and the cache awaited), saves through an ``AsyncWriter`` (``engine/durability.py``:
 ``durability="async"`` stores in the background here too). A step with one task runs
 inline (``policy.run_inline``). Sync nodes hop to a worker thread (``engine/hop.py``); async nodes run
-concurrently. The first
+concurrently (an ``ainvoke`` whose work is all sync runs on one worker thread instead,
+``drive_to_end``, ``engine/driver_thread.py``). The first
 failure cancels the step's other tasks. Stream parts are yielded as soon as they exist.
 """
 

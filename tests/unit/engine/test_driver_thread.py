@@ -309,3 +309,39 @@ def test_cancelled_during_a_step_of_several_tasks_stores_what_the_async_driver_d
     assert on_thread == in_async_driver
     assert on_thread[0] == {"items": ["fast", "slow"]}  # both tasks finished: their step is kept
     assert graph.invoke(None, config) == {"items": ["fast", "slow", "z"]}
+
+
+class _Recording(InMemorySaver):
+    """Records its sync calls, which its (inherited) async methods make too."""
+
+    def __init__(self, inline: bool) -> None:
+        super().__init__()
+        self.inline_writes = inline
+        self.log: list[Any] = []
+
+    def put(self, config: Any, checkpoint: Any, metadata: Any, new_versions: Any) -> Any:
+        self.log.append(("put", metadata["step"]))
+        return super().put(config, checkpoint, metadata, new_versions)
+
+    def put_writes(self, config: Any, writes: Any, task_id: str, task_path: str = "") -> None:
+        self.log.append(("put_writes", tuple(c for c, _ in writes)))
+        super().put_writes(config, writes, task_id, task_path)
+
+
+@pytest.mark.parametrize("inline", [True, False])
+@pytest.mark.parametrize("durability", ["sync", "async", "exit"])
+def test_saves_are_those_of_invoke(durability: str, inline: bool) -> None:
+    logs = []
+    for run in ("invoke", "ainvoke"):
+        saver = _Recording(inline)
+        graph = _fanout().compile(checkpointer=saver)
+        assert _on_thread(graph)
+        config = {"configurable": {"thread_id": "d"}}
+        if run == "invoke":
+            graph.invoke({"items": []}, config, durability=durability)
+        else:
+            asyncio.run(graph.ainvoke({"items": []}, config, durability=durability))
+        logs.append(sorted(map(repr, saver.log)))
+    assert logs[0] == logs[1]
+    if durability == "exit":
+        assert logs[0] == [repr(("put", 3))]  # built and written once, at the end
