@@ -30,7 +30,6 @@ from stepgraph.engine.policy import eager
 
 if TYPE_CHECKING:
     from stepgraph.engine.loop import RunLoop
-    from stepgraph.engine.node import PregelNode
     from stepgraph.stream.sink import StreamPart
 
 _SAVER_ASYNC = (
@@ -54,17 +53,20 @@ def _saver_is_sync(cls: type) -> bool:
     return all(getattr(cls, name, None) is getattr(base, name, None) for name in _SAVER_ASYNC)
 
 
-def _sync_body(step: Any) -> bool:
-    return isinstance(step, NodeFunction) and not step.is_async
-
-
-def _sync_node(node: PregelNode) -> bool:
-    if node.is_async or node.timeout is not None:
-        return False
-    handler = node.error_handler
-    if handler is not None and not (_sync_body(handler[0]) and not handler[1].is_async):
-        return False
-    return all(_sync_body(step) for step in node.bound)
+def _all_sync(nodes: Any) -> bool:
+    """Every node's bodies, writers and error handler are sync, and none has a timeout."""
+    for node in nodes:
+        if node.is_async or node.timeout is not None:
+            return False
+        for step in node.bound:
+            if step.is_async or not isinstance(step, NodeFunction):
+                return False
+        handler = node.error_handler
+        if handler is not None and (
+            handler[0].is_async or handler[1].is_async or not isinstance(handler[0], NodeFunction)
+        ):
+            return False
+    return True
 
 
 def runs_on_thread(loop: RunLoop) -> bool:
@@ -77,7 +79,7 @@ def runs_on_thread(loop: RunLoop) -> bool:
         and graph.step_timeout is None
         and (saver is None or _saver_is_sync(type(saver)))
         and not eager(loop)
-        and all(_sync_node(node) for node in loop.nodes.values())
+        and _all_sync(loop.nodes.values())
     )
 
 
