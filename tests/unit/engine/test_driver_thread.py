@@ -345,3 +345,37 @@ def test_saves_are_those_of_invoke(durability: str, inline: bool) -> None:
     assert logs[0] == logs[1]
     if durability == "exit":
         assert logs[0] == [repr(("put", 3))]  # built and written once, at the end
+
+
+def test_a_child_ainvoke_in_an_async_node_streams_into_its_parent() -> None:
+    child = _chain(("c1", _node("c1")), ("c2", _node("c2"))).compile()
+    run = prepare(child, {"items": []}, None, stream_mode=None)
+    assert runs_on_thread(run.loop)
+
+    async def parent_node(state: State) -> dict[str, Any]:
+        return {"items": (await child.ainvoke({"items": []}))["items"]}
+
+    parent = _chain(("p", parent_node), ("q", _node("q"))).compile(checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "n"}}
+
+    async def main() -> list[Any]:
+        return [
+            (tuple(x.split(":")[0] for x in ns), mode, payload)
+            async for ns, mode, payload in parent.astream(
+                {"items": []}, config, subgraphs=True, stream_mode=["updates", "values"]
+            )
+        ]
+
+    assert asyncio.run(main()) == [
+        ((), "values", {"items": []}),
+        (("p",), "values", {"items": []}),
+        (("p",), "updates", {"c1": {"items": ["c1"]}}),
+        (("p",), "values", {"items": ["c1"]}),
+        (("p",), "updates", {"c2": {"items": ["c2"]}}),
+        (("p",), "values", {"items": ["c1", "c2"]}),
+        ((), "updates", {"p": {"items": ["c1", "c2"]}}),
+        ((), "values", {"items": ["c1", "c2"]}),
+        ((), "updates", {"q": {"items": ["q"]}}),
+        ((), "values", {"items": ["c1", "c2", "q"]}),
+    ]
+    assert parent.get_state(config).values == {"items": ["c1", "c2", "q"]}
