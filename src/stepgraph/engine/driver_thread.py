@@ -3,9 +3,10 @@
 In an async run every sync node body hops to a worker thread and back (``engine/hop.py``),
 which costs more CPU than a small node itself. When nothing in a run needs the event
 loop (``runs_on_thread``: sync nodes, routers and error handlers, no node or step timeout,
-no tracer, no cache, no parts wanted while a task runs, and a saver whose async methods
-only call its sync ones, such as ``InMemorySaver``), ``ainvoke`` hands the whole run to
-one worker thread instead, which runs it with the sync driver: one hop per run. What the
+no tracer, no parts wanted while a task runs, and no saver or cache, or ones whose async
+methods only call their sync ones, such as ``InMemorySaver`` and ``InMemoryCache``),
+``ainvoke`` hands the whole run to one worker thread instead, which runs it with the sync
+driver: one hop per run. What the
 run does is the same: its user code ran on worker threads before too, each task still
 runs in a fresh copy of the caller's context, and the saver and stream sink see the same
 calls and parts in the same order.
@@ -32,6 +33,9 @@ if TYPE_CHECKING:
     from stepgraph.engine.loop import RunLoop
     from stepgraph.stream.sink import StreamPart
 
+_CACHE_ASYNC = ("aget", "aset")
+"""The cache methods an async run calls."""
+
 _SAVER_ASYNC = (
     "aget_tuple",
     "alist",
@@ -44,13 +48,13 @@ _SAVER_ASYNC = (
 
 
 @functools.lru_cache(maxsize=64)
-def _saver_is_sync(cls: type) -> bool:
-    """A saver class whose async methods are those of a class declaring
+def _calls_sync(cls: type, methods: tuple[str, ...]) -> bool:
+    """A saver or cache class whose async ``methods`` are those of a class declaring
     ``async_calls_sync = True`` (they only call its sync methods, inline)."""
     base = next((c for c in cls.__mro__ if c.__dict__.get("async_calls_sync") is True), None)
     if base is None:
         return False
-    return all(getattr(cls, name, None) is getattr(base, name, None) for name in _SAVER_ASYNC)
+    return all(getattr(cls, name, None) is getattr(base, name, None) for name in methods)
 
 
 def _all_sync(nodes: Any) -> bool:
@@ -75,9 +79,9 @@ def runs_on_thread(loop: RunLoop) -> bool:
     saver = loop.checkpointer
     return (
         loop.tracer is None
-        and graph.cache is None
         and graph.step_timeout is None
-        and (saver is None or _saver_is_sync(type(saver)))
+        and (saver is None or _calls_sync(type(saver), _SAVER_ASYNC))
+        and (graph.cache is None or _calls_sync(type(graph.cache), _CACHE_ASYNC))
         and not eager(loop)
         and _all_sync(loop.nodes.values())
     )

@@ -81,10 +81,16 @@ def test_what_needs_the_event_loop_keeps_the_async_driver() -> None:
     assert not _on_thread(routed.compile())
     sub = _chain(("s", _node("s"))).compile()
     assert not _on_thread(_chain(("a", _node("a")), ("sub", sub)).compile())  # runs ainvoke
+
+    class OwnAsyncCache(InMemoryCache):
+        async def aget(self, keys: Any) -> Any:
+            return self.get(keys)
+
     cached = StateGraph(State)
     cached.add_node("a", _node("a"), cache_policy=CachePolicy())
     cached.add_edge(START, "a")
-    assert not _on_thread(cached.compile(cache=InMemoryCache()))
+    assert _on_thread(cached.compile(cache=InMemoryCache()))
+    assert not _on_thread(cached.compile(cache=OwnAsyncCache()))
     plain = _chain(("a", _node("a")))
     assert not _on_thread(plain.compile(), print_mode="custom")  # parts wanted while it runs
     slow = plain.compile()
@@ -138,6 +144,24 @@ def test_results_and_checkpoints_are_those_of_invoke() -> None:
     assert asyncio.run(graph.ainvoke({"items": []}, async_cfg)) == expected
     assert expected == {"items": ["a", "b", "c", "d"]}
     assert _history(graph, async_cfg) == _history(graph, sync_cfg)
+
+
+def test_a_cached_node_is_looked_up_and_stored_as_in_invoke() -> None:
+    calls: list[str] = []
+
+    def counted(state: State) -> dict[str, Any]:
+        calls.append("a")
+        return {"items": ["a"]}
+
+    g = StateGraph(State)
+    g.add_node("a", counted, cache_policy=CachePolicy())
+    g.add_edge(START, "a")
+    graph = g.compile(cache=InMemoryCache())
+    assert _on_thread(graph)
+    assert asyncio.run(graph.ainvoke({"items": []})) == {"items": ["a"]}
+    assert asyncio.run(graph.ainvoke({"items": []})) == {"items": ["a"]}  # a hit
+    assert graph.invoke({"items": []}) == {"items": ["a"]}  # the same cache entry
+    assert calls == ["a"]
 
 
 def test_nodes_run_off_the_event_loop_in_a_copy_of_the_callers_context() -> None:
