@@ -14,6 +14,7 @@ import pytest
 
 from stepgraph.cache.memory import InMemoryCache
 from stepgraph.checkpoint.memory import InMemorySaver
+from stepgraph.config import get_stream_writer
 from stepgraph.engine.driver_thread import runs_on_thread
 from stepgraph.engine.pool import watch_threads
 from stepgraph.graph import END, START, StateGraph
@@ -203,10 +204,19 @@ def test_nodes_run_off_the_event_loop_in_a_copy_of_the_callers_context() -> None
         assert not running
 
 
-def test_print_mode_parts_are_printed(capsys: pytest.CaptureFixture[str]) -> None:
-    graph = _chain(("a", _node("a"))).compile()
-    asyncio.run(graph.ainvoke({"items": []}, print_mode="updates"))
-    assert "[updates]" in capsys.readouterr().out
+def test_printed_parts_are_those_of_invoke(capsys: pytest.CaptureFixture[str]) -> None:
+    def writes(state: State) -> dict[str, Any]:
+        get_stream_writer()({"custom": "dropped: not a printed mode"})
+        return {"items": ["w"]}
+
+    graph = _chain(("a", _node("a")), ("w", writes), ("z", _node("z"))).compile()
+    modes = ["updates", "values"]
+    assert _on_thread(graph, print_mode=modes)
+    graph.invoke({"items": []}, print_mode=modes)
+    printed = capsys.readouterr().out
+    asyncio.run(graph.ainvoke({"items": []}, print_mode=modes))
+    assert capsys.readouterr().out == printed
+    assert "[updates]" in printed and "[values]" in printed and "dropped" not in printed
 
 
 def test_a_failing_task_raises_and_its_finished_siblings_are_stored() -> None:
