@@ -132,7 +132,7 @@ def _run_gated(loop: RunLoop, task: Task, writer: SyncWriter, gate: Gate) -> Non
     cancelled while the task runs is given up here (``RunAbandoned``)."""
     gate.enter()
     try:
-        contextvars.copy_context().run(run_task_sync, task)
+        contextvars.copy_context().run(gate.run_task, task)
     except Exception:
         gate.leave()
         perform(loop.task_done(task), loop, writer)
@@ -146,9 +146,9 @@ def _run_gated(loop: RunLoop, task: Task, writer: SyncWriter, gate: Gate) -> Non
         perform(effects, loop, writer)
 
 
-def _in_copies(ctx: contextvars.Context) -> Callable[[Task], None]:
-    """``run_task_sync`` in a fresh copy of ``ctx`` (the driver's context) per task."""
-    return lambda task: ctx.copy().run(run_task_sync, task)
+def _in_copies(ctx: contextvars.Context, run: Callable[[Task], None]) -> Callable[[Task], None]:
+    """``run`` in a fresh copy of ``ctx`` (the driver's context) per task."""
+    return lambda task: ctx.copy().run(run, task)
 
 
 def _run_step(
@@ -162,7 +162,7 @@ def _run_step(
 ) -> Iterator[StreamPart]:
     step_timeout = loop.graph.step_timeout
     # (An async run's tasks each run in a copy of its context, as its worker threads do.)
-    run = run_task_sync if gate is None else _in_copies(contextvars.copy_context())
+    run = run_task_sync if gate is None else _in_copies(contextvars.copy_context(), gate.run_task)
     queue: deque[Task] = deque(tasks)
     done: deque[Task] = deque()
     failed: list[BaseException] = []

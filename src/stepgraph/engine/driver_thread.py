@@ -28,9 +28,11 @@ from stepgraph.engine.driver_sync import drive_sync
 from stepgraph.engine.gate import Gate, RunAbandoned, RunStopped
 from stepgraph.engine.hop import hop
 from stepgraph.engine.policy import eager
+from stepgraph.engine.runner import node_cancelled, run_task_sync
 
 if TYPE_CHECKING:
     from stepgraph.engine.loop import RunLoop
+    from stepgraph.engine.tasks import Task
     from stepgraph.stream.sink import StreamPart
 
 _CACHE_ASYNC = ("aget", "aset")
@@ -87,6 +89,15 @@ def runs_on_thread(loop: RunLoop) -> bool:
     )
 
 
+def _run_task(task: Task) -> None:
+    """``run_task_sync``; a ``CancelledError`` the task raised itself is its
+    ``NodeCancelledError``, as in the async driver (``runner.run_task_async``)."""
+    try:
+        run_task_sync(task)
+    except asyncio.CancelledError:
+        raise node_cancelled(task) from None
+
+
 def _job(loop: RunLoop, gate: Gate, echo: Callable[[StreamPart], Any]) -> None:
     if not gate.begin():
         return
@@ -99,7 +110,7 @@ def _job(loop: RunLoop, gate: Gate, echo: Callable[[StreamPart], Any]) -> None:
 
 async def drive_on_thread(loop: RunLoop, echo: Callable[[StreamPart], Any]) -> None:
     """Run ``loop`` to its end on a worker thread, ``echo`` seeing every part there."""
-    gate = Gate()
+    gate = Gate(_run_task)
     job = asyncio.ensure_future(hop(_job, loop, gate, echo))
     try:
         await asyncio.shield(job)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from typing import Any
 
 
 class RunStopped(BaseException):  # noqa: N818 - a signal, not an error
@@ -30,9 +31,11 @@ class RunAbandoned(BaseException):  # noqa: N818
 class Gate:
     """Where the run's thread is, and whether its caller was cancelled."""
 
-    __slots__ = ("lock", "started", "in_task", "stop", "abandoned", "flush")
+    __slots__ = ("lock", "started", "in_task", "stop", "abandoned", "flush", "run_task")
 
-    def __init__(self) -> None:
+    def __init__(self, run_task: Callable[[Any], None]) -> None:
+        self.run_task = run_task
+        """Runs one task to completion (``run_task_sync``, as the async driver sees it)."""
         self.lock = threading.Lock()
         self.started = False
         self.in_task = False

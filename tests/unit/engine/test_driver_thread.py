@@ -17,6 +17,7 @@ from stepgraph.checkpoint.memory import InMemorySaver
 from stepgraph.config import get_stream_writer
 from stepgraph.engine.driver_thread import runs_on_thread
 from stepgraph.engine.pool import watch_threads
+from stepgraph.errors import NodeCancelledError
 from stepgraph.graph import END, START, StateGraph
 from stepgraph.pregel._run import prepare
 from stepgraph.types import CachePolicy, Command, interrupt
@@ -240,6 +241,20 @@ def test_a_failing_task_raises_and_its_finished_siblings_are_stored() -> None:
         ("bad", True),
         ("ok", False),
     ]
+
+
+@pytest.mark.parametrize("stream_mode", ["values", "updates"])  # one thread; the async driver
+def test_a_node_raising_cancelled_error_itself_fails_as_cancelled(stream_mode: str) -> None:
+    def bad(state: State) -> dict[str, Any]:
+        raise asyncio.CancelledError
+
+    graph = _chain(("a", _node("a")), ("bad", bad)).compile(checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "nc"}}
+    with pytest.raises(NodeCancelledError):
+        asyncio.run(graph.ainvoke({"items": []}, config, stream_mode=stream_mode))
+    state = graph.get_state(config)
+    assert (state.values, state.next) == ({"items": ["a"]}, ("bad",))
+    assert [t.error is not None for t in state.tasks] == [True]
 
 
 def test_interrupt_and_resume() -> None:

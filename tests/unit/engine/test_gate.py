@@ -2,20 +2,26 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from stepgraph.engine.gate import Gate, RunAbandoned, RunStopped
 
 
+def _run(task: Any) -> None:
+    pass
+
+
 def test_a_run_cancelled_before_its_thread_took_it_never_starts() -> None:
-    gate = Gate()
+    gate = Gate(_run)
     assert gate.cancel() is True  # nothing to wait for
     assert gate.begin() is False
 
 
 def test_cancelled_while_a_task_runs_the_caller_flushes_and_the_thread_gives_up() -> None:
     flushed: list[str] = []
-    gate = Gate()
+    gate = Gate(_run)
     gate.flush = lambda: flushed.append("flush")
     assert gate.begin()
     gate.enter()
@@ -27,7 +33,7 @@ def test_cancelled_while_a_task_runs_the_caller_flushes_and_the_thread_gives_up(
 
 def test_cancelled_between_tasks_the_thread_stops_at_its_next_task_or_step() -> None:
     flushed: list[str] = []
-    gate = Gate()
+    gate = Gate(_run)
     gate.flush = lambda: flushed.append("flush")
     assert gate.begin()
     gate.enter()
