@@ -23,6 +23,11 @@ class BaseCache(ABC, Generic[ValueT]):
     Values are stored serialized, so a cached result never aliases live state.
     """
 
+    async_calls_sync = True
+    """Its async methods (unless a subclass overrides them) only call the sync ones, inline:
+    an ``ainvoke`` whose nodes are all sync may run on one worker thread
+    (``engine/driver_thread.py``)."""
+
     def __init__(self, *, serde: Any = None) -> None:
         if serde is None:
             serde = JsonPlusSerializer()

@@ -60,6 +60,10 @@ class InMemorySaver(BaseCheckpointSaver[str]):
 
     inline_writes = True
     """Stores in memory: the engine writes inline instead of on a writer thread."""
+    async_calls_sync = True
+    """Its async methods only call the sync ones, inline: an ``ainvoke`` whose nodes are
+    all sync may run on one worker thread with the sync driver
+    (``engine/driver_thread.py``)."""
 
     def __init__(
         self,
@@ -72,9 +76,7 @@ class InMemorySaver(BaseCheckpointSaver[str]):
         context managers entered on ``stack`` and closed when the saver is."""
         super().__init__(serde=serde)
         self.storage: defaultdict[str, dict[str, dict[str, _Entry]]] = factory(dict)
-        self.writes: defaultdict[tuple[str, str, str], dict[tuple[str, int], Any]] = factory(
-            dict
-        )
+        self.writes: defaultdict[tuple[str, str, str], dict[tuple[str, int], Any]] = factory(dict)
         self.blobs: dict[BlobKey, Blob] = factory()
         self.stack = ExitStack()
         """Closed with the saver (``__exit__``); the tables made by a ``factory`` are on it."""

@@ -4,7 +4,8 @@ It only performs: tasks on asyncio, the loop's effects with ``policy.aperform`` 
 and the cache awaited), saves through an ``AsyncWriter`` (``engine/durability.py``:
 ``durability="async"`` stores in the background here too). A step with one task runs
 inline (``policy.run_inline``). Sync nodes hop to a worker thread (``engine/hop.py``); async nodes run
-concurrently. The first
+concurrently (an ``ainvoke`` whose work is all sync runs on one worker thread instead,
+``drive_to_end``, ``engine/driver_thread.py``). The first
 failure cancels the step's other tasks. Stream parts are yielded as soon as they exist.
 """
 
@@ -12,11 +13,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import aclosing
 from typing import TYPE_CHECKING, Any
 
 from stepgraph.engine.delta import aload_history
+from stepgraph.engine.driver_thread import drive_on_thread, runs_on_thread
 from stepgraph.engine.durability import AsyncWriter
 from stepgraph.engine.policy import aperform, eager, run_inline
 from stepgraph.engine.runner import run_task_async
@@ -55,6 +57,16 @@ async def drive_async(loop: RunLoop) -> AsyncIterator[StreamPart]:
         yield part
 
 
+async def drive_to_end(loop: RunLoop, echo: Callable[[StreamPart], Any]) -> None:
+    """``ainvoke``: run ``loop`` to its end, ``echo`` seeing every part; on one worker
+    thread when nothing in the run needs the event loop (``engine/driver_thread.py``)."""
+    if runs_on_thread(loop):
+        await drive_on_thread(loop, echo)
+        return
+    async for part in drive_async(loop):
+        echo(part)
+
+
 async def _drive(loop: RunLoop) -> AsyncIterator[StreamPart]:
     sink = loop.sink
     event = sink.async_waiter()
@@ -63,7 +75,9 @@ async def _drive(loop: RunLoop) -> AsyncIterator[StreamPart]:
     live = eager(loop)
     try:
         saved = await aload_saved(saver, loop) if saver is not None else None
-        loop.restore(saved, await aload_history(saver, loop.graph, saved) if saved is not None else None)
+        loop.restore(
+            saved, await aload_history(saver, loop.graph, saved) if saved is not None else None
+        )
         await aperform(loop.first(), loop, writer)
         if loop.tracer is not None:
             await loop.tracer.resumed_async()
@@ -114,7 +128,9 @@ async def _run_alone(loop: RunLoop, task: Task, writer: AsyncWriter) -> None:
         await aperform(effects, loop, writer)
 
 
-async def _wait_step(event: asyncio.Event, deadline: float | None, pending: dict[Any, Task]) -> bool:
+async def _wait_step(
+    event: asyncio.Event, deadline: float | None, pending: dict[Any, Task]
+) -> bool:
     """Wait for a task to finish; ``False`` once the step's deadline passed with none done
     (measured from the step's start, so also while the consumer held the stream)."""
     if deadline is None:

@@ -10,30 +10,37 @@ When the caller is a live stream consumer it only waits and yields.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import threading
 import time
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from stepgraph.engine.delta import load_history
 from stepgraph.engine.durability import SyncWriter
+from stepgraph.engine.gate import RunAbandoned, RunStopped
 from stepgraph.engine.policy import perform, run_inline
 from stepgraph.engine.pool import shared_pool
 from stepgraph.engine.runner import run_task_sync
 from stepgraph.engine.timetravel import load_saved
 
 if TYPE_CHECKING:
+    from stepgraph.engine.gate import Gate
     from stepgraph.engine.loop import RunLoop
     from stepgraph.engine.tasks import Task
     from stepgraph.stream.sink import StreamPart
 
 
-def drive_sync(loop: RunLoop, *, live: bool = False, streaming: bool = False) -> Iterator[StreamPart]:
+def drive_sync(
+    loop: RunLoop, *, live: bool = False, streaming: bool = False, gate: Gate | None = None
+) -> Iterator[StreamPart]:
     """Run ``loop`` to its end, yielding ``(ns, mode, payload)`` parts.
 
     ``streaming``: a stream consumer waits for the parts of a step with several tasks
     instead of running one of them, so each task's update is yielded when it finishes.
+    ``gate``: the run is an async run driven on a worker thread (``engine/driver_thread.py``),
+    which its awaiting caller may cancel.
     A traced run (``loop.tracer``) is reported around it; on an error, what the failing
     step streamed is yielded before the error is raised.
     """
@@ -41,11 +48,11 @@ def drive_sync(loop: RunLoop, *, live: bool = False, streaming: bool = False) ->
     if tracer is not None:
         tracer.start_sync()
     try:
-        yield from _drive(loop, live, streaming)
+        yield from _drive(loop, live, streaming, gate)
     except BaseException as exc:
         if tracer is not None:
             tracer.end_sync(exc)
-        if not isinstance(exc, GeneratorExit):
+        if not isinstance(exc, (GeneratorExit, RunStopped, RunAbandoned)):  # (not when cancelled)
             yield from loop.sink.drain()
         raise
     if tracer is not None:
@@ -53,11 +60,15 @@ def drive_sync(loop: RunLoop, *, live: bool = False, streaming: bool = False) ->
     yield from loop.sink.drain()
 
 
-def _drive(loop: RunLoop, live: bool, streaming: bool = False) -> Iterator[StreamPart]:
+def _drive(
+    loop: RunLoop, live: bool, streaming: bool = False, gate: Gate | None = None
+) -> Iterator[StreamPart]:
     sink = loop.sink
     event = sink.sync_waiter()
     saver = loop.checkpointer
     writer = SyncWriter(loop)
+    if gate is not None:
+        gate.flush = lambda: _flush(loop, writer)
     try:
         saved = load_saved(saver, loop) if saver is not None else None
         loop.restore(saved, load_history(saver, loop.graph, saved) if saved is not None else None)
@@ -75,26 +86,36 @@ def _drive(loop: RunLoop, live: bool, streaming: bool = False) -> Iterator[Strea
                 break
             if tasks:
                 if run_inline(loop, tasks, live):
-                    _run_alone(loop, tasks[0], writer)
+                    _run_alone(loop, tasks[0], writer, gate)
                 else:
-                    yield from _run_step(loop, tasks, live, event, writer, streaming)
+                    yield from _run_step(loop, tasks, live, event, writer, streaming, gate)
+                    if gate is not None:
+                        gate.check()
             effects = loop.after_tick()
             if effects:
                 perform(effects, loop, writer)
             yield from sink.drain()
+    except RunAbandoned:
+        raise  # its canceller stored what is left (``Gate.cancel``)
     except BaseException:
         # Flush-on-error: what the failed step finished is stored; a saver error here
         # never hides the run's own.
-        with contextlib.suppress(Exception):
-            perform(loop.finish(), loop, writer)
-            writer.wait()
+        _flush(loop, writer)
         raise
     perform(loop.finish(), loop, writer)
     writer.wait()
 
 
-def _run_alone(loop: RunLoop, task: Task, writer: SyncWriter) -> None:
+def _flush(loop: RunLoop, writer: SyncWriter) -> None:
+    with contextlib.suppress(Exception):
+        perform(loop.finish(), loop, writer)
+        writer.wait()
+
+
+def _run_alone(loop: RunLoop, task: Task, writer: SyncWriter, gate: Gate | None = None) -> None:
     """A step's only task, run inline."""
+    if gate is not None:
+        return _run_gated(loop, task, writer, gate)
     try:
         run_task_sync(task)
     except Exception:
@@ -106,11 +127,42 @@ def _run_alone(loop: RunLoop, task: Task, writer: SyncWriter) -> None:
         perform(effects, loop, writer)
 
 
+def _run_gated(loop: RunLoop, task: Task, writer: SyncWriter, gate: Gate) -> None:
+    """``_run_alone`` in a cancellable run: a cancelled run does not start the task; one
+    cancelled while the task runs is given up here (``RunAbandoned``)."""
+    gate.enter()
+    try:
+        contextvars.copy_context().run(gate.run_task, task)
+    except Exception:
+        gate.leave()
+        perform(loop.task_done(task), loop, writer)
+        raise
+    except BaseException:
+        gate.leave()
+        raise
+    gate.leave()
+    effects = loop.task_done(task)
+    if effects:
+        perform(effects, loop, writer)
+
+
+def _in_copies(ctx: contextvars.Context, run: Callable[[Task], None]) -> Callable[[Task], None]:
+    """``run`` in a fresh copy of ``ctx`` (the driver's context) per task."""
+    return lambda task: ctx.copy().run(run, task)
+
+
 def _run_step(
-    loop: RunLoop, tasks: list[Task], live: bool, event: Any, writer: SyncWriter,
+    loop: RunLoop,
+    tasks: list[Task],
+    live: bool,
+    event: Any,
+    writer: SyncWriter,
     streaming: bool = False,
+    gate: Gate | None = None,
 ) -> Iterator[StreamPart]:
     step_timeout = loop.graph.step_timeout
+    # (An async run's tasks each run in a copy of its context, as its worker threads do.)
+    run = run_task_sync if gate is None else _in_copies(contextvars.copy_context(), gate.run_task)
     queue: deque[Task] = deque(tasks)
     done: deque[Task] = deque()
     failed: list[BaseException] = []
@@ -124,7 +176,7 @@ def _run_step(
                     return
                 task = queue.popleft()
             try:
-                run_task_sync(task)
+                run(task)
             except BaseException as exc:  # noqa: BLE001 - re-raised by the driver
                 with lock:
                     failed.append(exc)

@@ -104,11 +104,21 @@ def _check_expired(task: Task, policy: Any, start: float) -> None:
     now = time.monotonic()
     elapsed = now - start
     if policy.run_timeout is not None and elapsed >= policy.run_timeout:
-        raise NodeTimeoutError(task.name, elapsed, kind="run", run_timeout=policy.run_timeout,
-                               idle_timeout=policy.idle_timeout)
+        raise NodeTimeoutError(
+            task.name,
+            elapsed,
+            kind="run",
+            run_timeout=policy.run_timeout,
+            idle_timeout=policy.idle_timeout,
+        )
     if policy.idle_timeout is not None and now - task.last_progress >= policy.idle_timeout:
-        raise NodeTimeoutError(task.name, elapsed, kind="idle", run_timeout=policy.run_timeout,
-                               idle_timeout=policy.idle_timeout)
+        raise NodeTimeoutError(
+            task.name,
+            elapsed,
+            kind="idle",
+            run_timeout=policy.run_timeout,
+            idle_timeout=policy.idle_timeout,
+        )
 
 
 def _wait_calls(task: Task) -> None:
@@ -338,9 +348,7 @@ async def run_task_async(task: Task) -> None:
         except asyncio.CancelledError:
             if _cancel_requested():
                 raise
-            err = NodeCancelledError(task.name)
-            _fail(task, err)
-            raise err from None
+            raise node_cancelled(task) from None
         except BaseException as exc:  # noqa: BLE001 - _after_failure re-raises what it must
             outcome, failure = _after_failure(task, exc), exc
         if outcome == _HANDLE:
@@ -348,6 +356,14 @@ async def run_task_async(task: Task) -> None:
         if outcome == _SETTLED:
             return
         await asyncio.sleep(outcome)
+
+
+def node_cancelled(task: Task) -> NodeCancelledError:
+    """The error of a task whose body raised ``CancelledError`` itself (the run was not
+    cancelled), recorded as the task's error."""
+    err = NodeCancelledError(task.name)
+    _fail(task, err)
+    return err
 
 
 def _cancel_requested() -> bool:

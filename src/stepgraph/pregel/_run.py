@@ -39,8 +39,16 @@ class Run:
 
     __slots__ = ("loop", "single", "subgraphs", "version", "live", "maps", "modes", "printed")
 
-    def __init__(self, loop: RunLoop, single: bool, subgraphs: bool, version: str, live: bool,
-                 modes: frozenset[str], printed: frozenset[str]) -> None:
+    def __init__(
+        self,
+        loop: RunLoop,
+        single: bool,
+        subgraphs: bool,
+        version: str,
+        live: bool,
+        modes: frozenset[str],
+        printed: frozenset[str],
+    ) -> None:
         self.loop = loop
         self.single = single
         self.subgraphs = subgraphs
@@ -105,15 +113,17 @@ def prepare(
     else:
         modes, single = normalize_modes(stream_mode, default_mode or graph.stream_mode)
     printed = frozenset(
-        ("updates", "values") if (debug if debug is not None else graph.debug)
+        ("updates", "values")
+        if (debug if debug is not None else graph.debug)
         else normalize_modes(print_mode, "values")[0]
     )
     mode_set = frozenset(modes) | printed
     sink: StreamSink
     if parent is not None and parent.run.sink.subgraphs:
         ns = cfg["configurable"]["checkpoint_ns"]
-        sink = ForwardingSink(parent.run.sink, mode_set, tuple(ns.split("|")) if ns else (),
-                              local_subgraphs=subgraphs)
+        sink = ForwardingSink(
+            parent.run.sink, mode_set, tuple(ns.split("|")) if ns else (), local_subgraphs=subgraphs
+        )
     elif parent is not None:
         ns = cfg["configurable"]["checkpoint_ns"]
         sink = StreamSink(mode_set, subgraphs=subgraphs, base=tuple(ns.split("|")) if ns else ())
@@ -127,16 +137,20 @@ def prepare(
         sink=sink,
         output_keys=output_keys if output_keys is not None else graph.output_channels,
         stream_keys=output_keys if output_keys is not None else graph.stream_keys,
-        interrupt_before=interrupt_before if interrupt_before is not None else graph.interrupt_before_nodes,
-        interrupt_after=interrupt_after if interrupt_after is not None else graph.interrupt_after_nodes,
+        interrupt_before=interrupt_before
+        if interrupt_before is not None
+        else graph.interrupt_before_nodes,
+        interrupt_after=interrupt_after
+        if interrupt_after is not None
+        else graph.interrupt_after_nodes,
         checkpointer=saver,
         store=graph.store,
         context=resolve_context(graph, context),
         durability=durability or cfg["configurable"].get(DURABILITY_KEY) or "async",
         runtime=parent.runtime if parent is not None else _config_runtime(cfg),
-        control=control if control is not None else (
-            parent.runtime.control if parent is not None else None
-        ),
+        control=control
+        if control is not None
+        else (parent.runtime.control if parent is not None else None),
         parent_task=parent,
         traced=tracing_requested(cfg),
     )
@@ -167,18 +181,22 @@ def run_to_end(run: Run) -> Any:
 
 
 async def arun_to_end(run: Run) -> Any:
-    """``ainvoke``: async twin of ``run_to_end``."""
-    async for part in _drive_async(run.loop):
-        run.echo(part)
+    """``ainvoke``: async twin of ``run_to_end`` (on one worker thread when the run's work
+    is all sync, ``engine/driver_thread.py``)."""
+    await _async_driver().drive_to_end(run.loop, run.echo)
     return _result_of(run.loop, run.version, run)
 
 
 def _drive_async(loop: RunLoop) -> AsyncGenerator[Part, None]:
+    return cast("AsyncGenerator[Part, None]", _async_driver().drive_async(loop))
+
+
+def _async_driver() -> Any:
     """The async driver, imported on the first async run (sync programs never load asyncio)."""
     # lazy: asyncio, async runs only
-    from stepgraph.engine.driver_async import drive_async
+    from stepgraph.engine import driver_async
 
-    return cast("AsyncGenerator[Part, None]", drive_async(loop))
+    return driver_async
 
 
 def print_part(ns: tuple[str, ...], mode: str, payload: Any, subgraphs: bool) -> None:
@@ -197,7 +215,8 @@ _DURABILITIES = ("sync", "async", "exit")
 def check_version(version: str) -> None:
     if version not in _VERSIONS:
         raise UnsupportedArgumentError(
-            f"version={version!r} is not a stream/invoke version.", code="SG312",
+            f"version={version!r} is not a stream/invoke version.",
+            code="SG312",
             hint="use version='v1' (LangGraph's default) or 'v2' (typed parts, GraphOutput)",
         )
 
@@ -205,7 +224,8 @@ def check_version(version: str) -> None:
 def check_durability(durability: str | None) -> None:
     if durability is not None and durability not in _DURABILITIES:
         raise UnsupportedArgumentError(
-            f"durability={durability!r} is not a durability mode.", code="SG312",
+            f"durability={durability!r} is not a durability mode.",
+            code="SG312",
             hint="use 'sync', 'async' or 'exit' (or leave it None)",
         )
 
