@@ -2,14 +2,16 @@
 
 It only performs: tasks on threads, the loop's effects with ``policy.perform``, saves
 through a ``SyncWriter`` (``engine/durability.py``). A step with one task runs inline
-(``policy.run_inline``). Several tasks run on the shared pool while the calling
-thread runs tasks too ("caller runs"), so nested graphs never deadlock on a full pool.
+(``policy.run_inline``). Several tasks run on helper threads (``engine/workers.py``) while
+the calling thread runs tasks too ("caller runs"), so nested graphs never deadlock on a full
+set of helpers.
 When the caller is a live stream consumer it only waits and yields.
 """
 
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import threading
 import time
 from collections import deque
@@ -19,9 +21,9 @@ from typing import TYPE_CHECKING, Any
 from stepgraph.engine.delta import load_history
 from stepgraph.engine.durability import SyncWriter
 from stepgraph.engine.policy import perform, run_inline
-from stepgraph.engine.pool import shared_pool
 from stepgraph.engine.runner import run_task_sync
 from stepgraph.engine.timetravel import load_saved
+from stepgraph.engine.workers import step_crew
 
 if TYPE_CHECKING:
     from stepgraph.engine.loop import RunLoop
@@ -29,7 +31,9 @@ if TYPE_CHECKING:
     from stepgraph.stream.sink import StreamPart
 
 
-def drive_sync(loop: RunLoop, *, live: bool = False, streaming: bool = False) -> Iterator[StreamPart]:
+def drive_sync(
+    loop: RunLoop, *, live: bool = False, streaming: bool = False
+) -> Iterator[StreamPart]:
     """Run ``loop`` to its end, yielding ``(ns, mode, payload)`` parts.
 
     ``streaming``: a stream consumer waits for the parts of a step with several tasks
@@ -107,40 +111,67 @@ def _run_alone(loop: RunLoop, task: Task, writer: SyncWriter) -> None:
 
 
 def _run_step(
-    loop: RunLoop, tasks: list[Task], live: bool, event: Any, writer: SyncWriter,
+    loop: RunLoop,
+    tasks: list[Task],
+    live: bool,
+    event: Any,
+    writer: SyncWriter,
     streaming: bool = False,
 ) -> Iterator[StreamPart]:
+    """Run a step's tasks in parallel, each in its own copy of the caller's context (as
+    LangGraph's executor does), handing each finished one to ``loop.task_done``.
+
+    Helpers (``workers.step_crew``) join one at a time: the caller starts one, and each
+    helper starts the next as it takes its first task while tasks are left, up to
+    ``max_concurrency`` threads (the caller counting as one when it runs tasks too). Tasks
+    that block are soon all running; tasks that return at once are mostly done by the
+    threads already running instead of by new ones.
+    """
     step_timeout = loop.graph.step_timeout
-    queue: deque[Task] = deque(tasks)
+    copy_context = contextvars.copy_context
+    queue: deque[tuple[Task, contextvars.Context]] = deque([(t, copy_context()) for t in tasks])
     done: deque[Task] = deque()
     failed: list[BaseException] = []
     lock = threading.Lock()
     sink = loop.sink
-
-    def worker() -> None:
-        while True:
-            with lock:
-                if not queue:
-                    return
-                task = queue.popleft()
-            try:
-                run_task_sync(task)
-            except BaseException as exc:  # noqa: BLE001 - re-raised by the driver
-                with lock:
-                    failed.append(exc)
-            done.append(task)
-            sink.wake()
-
     limit = loop.config.get("max_concurrency") or len(tasks)
     # Under a step timeout the caller only waits: it must be free to give up on time.
     caller_runs = not live and not streaming and step_timeout is None
     deadline = time.monotonic() + step_timeout if step_timeout else None
-    helpers = min(len(tasks), limit) - (1 if caller_runs else 0)
-    pool = shared_pool()
-    for _ in range(max(helpers, 0)):
-        pool.submit(worker)
+    spare = min(len(tasks), limit) - (1 if caller_runs else 0)  # helpers still to start
+    start = step_crew.start
+
+    def work(helper: bool, wake: bool) -> None:
+        # (the caller looks at ``done`` when it returns: only helpers wake it)
+        nonlocal spare
+        while True:
+            with lock:
+                if not queue:
+                    return
+                task, ctx = queue.popleft()
+                more = helper and spare > 0 and bool(queue)
+                if more:
+                    spare -= 1
+            if more:
+                start(join)
+                helper = False
+            try:
+                ctx.run(run_task_sync, task)
+            except BaseException as exc:  # noqa: BLE001 - re-raised by the driver
+                with lock:
+                    failed.append(exc)
+            done.append(task)
+            if wake:
+                sink.wake()
+
+    def join() -> None:
+        work(True, True)
+
+    if spare > 0:
+        spare -= 1
+        start(join)
     if caller_runs:
-        worker()
+        work(False, False)
     finished = 0
     while True:
         while done:
