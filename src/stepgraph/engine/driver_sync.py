@@ -59,6 +59,7 @@ def drive_sync(
 
 def _drive(loop: RunLoop, live: bool, streaming: bool = False) -> Iterator[StreamPart]:
     sink = loop.sink
+    parts = sink.parts  # (looked at before draining: most steps stream nothing mid-step)
     event = sink.sync_waiter()
     saver = loop.checkpointer
     writer = SyncWriter(loop)
@@ -73,7 +74,8 @@ def _drive(loop: RunLoop, live: bool, streaming: bool = False) -> Iterator[Strea
             effects = loop.tick()
             if effects:
                 perform(effects, loop, writer)
-            yield from sink.drain()
+            if parts:
+                yield from sink.drain()
             tasks = loop.runnable
             if tasks is None:
                 break
@@ -85,7 +87,8 @@ def _drive(loop: RunLoop, live: bool, streaming: bool = False) -> Iterator[Strea
             effects = loop.after_tick()
             if effects:
                 perform(effects, loop, writer)
-            yield from sink.drain()
+            if parts:
+                yield from sink.drain()
     except BaseException:
         # Flush-on-error: what the failed step finished is stored; a saver error here
         # never hides the run's own.
