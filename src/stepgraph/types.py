@@ -145,7 +145,9 @@ class Interrupt:
     @property
     def interrupt_id(self) -> str:
         """Deprecated alias of ``id``."""
-        deprecated_since(LangGraphDeprecatedSinceV10, "`interrupt_id` is deprecated. Use `id` instead.")
+        deprecated_since(
+            LangGraphDeprecatedSinceV10, "`interrupt_id` is deprecated. Use `id` instead."
+        )
         return self.id
 
 
@@ -248,7 +250,6 @@ def _http_status(exc: BaseException) -> int | None:
     return None
 
 
-
 class RetryPolicy(NamedTuple):
     """How a failing node is retried (defaults as in LangGraph)."""
 
@@ -299,10 +300,10 @@ class TimeoutPolicy:
     @classmethod
     def coerce(cls, value: Any) -> TimeoutPolicy | None:
         """A policy from seconds (a number or a ``timedelta``: the run timeout) or a policy."""
-        from datetime import timedelta
-
         if value is None or isinstance(value, TimeoutPolicy):
             return value
+        from datetime import timedelta
+
         if isinstance(value, timedelta):
             return cls(run_timeout=value)
         if isinstance(value, bool) or not isinstance(value, (int, float)):
