@@ -145,7 +145,9 @@ class Interrupt:
     @property
     def interrupt_id(self) -> str:
         """Deprecated alias of ``id``."""
-        deprecated_since(LangGraphDeprecatedSinceV10, "`interrupt_id` is deprecated. Use `id` instead.")
+        deprecated_since(
+            LangGraphDeprecatedSinceV10, "`interrupt_id` is deprecated. Use `id` instead."
+        )
         return self.id
 
 
@@ -246,7 +248,6 @@ def _http_status(exc: BaseException) -> int | None:
         if isinstance(status, int):
             return status
     return None
-
 
 
 class RetryPolicy(NamedTuple):

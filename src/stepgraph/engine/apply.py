@@ -37,8 +37,12 @@ class WriteSource:
     __slots__ = ("name", "path", "triggers", "writes", "sort_key")
 
     def __init__(
-        self, name: str, writes: list[tuple[str, Any]], triggers: tuple[str, ...] = (),
-        path: tuple[Any, ...] = (), sort_key: str = "",
+        self,
+        name: str,
+        writes: list[tuple[str, Any]],
+        triggers: tuple[str, ...] = (),
+        path: tuple[Any, ...] = (),
+        sort_key: str = "",
     ) -> None:
         self.name = name
         self.writes = writes
@@ -98,8 +102,16 @@ def apply_writes(
             # (``set.isdisjoint`` would iterate a whole dict argument: test the few updated)
             if not any(c in trigger_to_nodes for c in updated):
                 for chan in finishable:
-                    _bump(channels[chan], chan, channels[chan].finish, None, versions, new_version, updated,
-                          changed)
+                    _bump(
+                        channels[chan],
+                        chan,
+                        channels[chan].finish,
+                        None,
+                        versions,
+                        new_version,
+                        updated,
+                        changed,
+                    )
     finally:  # (also when a reducer raised: what moved is known)
         if touched is not None:
             touched.channels |= changed
@@ -109,8 +121,11 @@ def apply_writes(
 
 
 def _mark_seen(
-    ordered: list[Any], versions: dict[str, Any], versions_seen: dict[str, dict[str, Any]],
-    channels: Mapping[str, Any], touched: Touched | None,
+    ordered: list[Any],
+    versions: dict[str, Any],
+    versions_seen: dict[str, dict[str, Any]],
+    channels: Mapping[str, Any],
+    touched: Touched | None,
 ) -> tuple[bool, set[str] | None]:
     """Record the versions each task's node has now seen; ``(any task had triggers, the
     trigger channels consumed)``."""
@@ -140,8 +155,11 @@ def _mark_seen(
 
 
 def _update_all(
-    channels: Mapping[str, Any], grouped: dict[str, list[Any]], versions: dict[str, Any],
-    new_version: Any, changed: set[str],
+    channels: Mapping[str, Any],
+    grouped: dict[str, list[Any]],
+    versions: dict[str, Any],
+    new_version: Any,
+    changed: set[str],
 ) -> set[str]:
     updated: set[str] = set()
     for chan, values in grouped.items():
@@ -162,9 +180,14 @@ def _update_all(
 
 
 def _bump_idle(
-    channels: Mapping[str, Any], volatile: Iterable[str], live: set[str] | None,
-    grouped: dict[str, list[Any]], versions: dict[str, Any], new_version: Any,
-    updated: set[str], changed: set[str],
+    channels: Mapping[str, Any],
+    volatile: Iterable[str],
+    live: set[str] | None,
+    grouped: dict[str, list[Any]],
+    versions: dict[str, Any],
+    new_version: Any,
+    updated: set[str],
+    changed: set[str],
 ) -> None:
     """The volatile channels nobody wrote (only the ``live`` ones, when given) see an empty
     update: an ephemeral value from the step before clears."""
@@ -172,17 +195,30 @@ def _bump_idle(
         if chan in grouped:
             continue
         ch = channels[chan]
-        if ch.is_available() and ch.update(_EMPTY):
+        if not ch.is_available():
+            if live is not None:
+                live.discard(chan)
+        elif ch.update(_EMPTY):
             versions[chan] = new_version
             changed.add(chan)
             if ch.is_available():
                 updated.add(chan)
-        if live is not None and not ch.is_available():
+            elif live is not None:
+                live.discard(chan)
+        elif live is not None and not ch.is_available():
             live.discard(chan)
 
 
-def _bump(ch: Any, chan: str, fn: Any, arg: Any, versions: dict[str, Any], new_version: Any,
-          updated: set[str], changed: set[str]) -> None:
+def _bump(
+    ch: Any,
+    chan: str,
+    fn: Any,
+    arg: Any,
+    versions: dict[str, Any],
+    new_version: Any,
+    updated: set[str],
+    changed: set[str],
+) -> None:
     if arg is not None and not ch.is_available():
         return
     if fn(arg) if arg is not None else fn():
@@ -192,7 +228,9 @@ def _bump(ch: Any, chan: str, fn: Any, arg: Any, versions: dict[str, Any], new_v
             updated.add(chan)
 
 
-def _group_writes(ordered: list[Any], channels: Mapping[str, Any], step: int | None) -> dict[str, list[Any]]:
+def _group_writes(
+    ordered: list[Any], channels: Mapping[str, Any], step: int | None
+) -> dict[str, list[Any]]:
     grouped: dict[str, list[Any]] = {}
     for task in ordered:
         for chan, value in task.writes:

@@ -86,7 +86,7 @@ def _is_config_type(annotation: Any) -> bool:
         text = annotation.replace(" ", "")
         for wrapper in ("Optional[", "typing.Optional["):
             if text.startswith(wrapper) and text.endswith("]"):
-                text = text[len(wrapper):-1]
+                text = text[len(wrapper) : -1]
         parts = [p for p in text.split("|") if p != "None"]
         return len(parts) == 1 and parts[0].rsplit(".", 1)[-1] == "RunnableConfig"
     if getattr(annotation, "__name__", None) == "RunnableConfig":
@@ -103,7 +103,9 @@ def _check_config_annotation(annotation: Any) -> None:
         return
     import warnings
 
-    shown = annotation if isinstance(annotation, str) else getattr(annotation, "__name__", annotation)
+    shown = (
+        annotation if isinstance(annotation, str) else getattr(annotation, "__name__", annotation)
+    )
     warnings.warn(
         "The 'config' parameter should be typed as 'RunnableConfig' or 'RunnableConfig | None', "
         f"not '{shown!s}'. (stepgraph still passes the run config to it.)",
@@ -166,6 +168,8 @@ class NodeFunction:
                 code="SG307",
                 hint="use ainvoke()/astream(), or make the function synchronous",
             )
+        if not self.inject:  # (most functions: no injected parameters)
+            return self.func(input) if self.takes_input else self.func()
         kwargs = self._kwargs(task)
         if self.takes_input:
             return self.func(input, **kwargs)

@@ -2,8 +2,9 @@
 
 It only performs: tasks on threads, the loop's effects with ``policy.perform``, saves
 through a ``SyncWriter`` (``engine/durability.py``). A step with one task runs inline
-(``policy.run_inline``). Several tasks run on the shared pool while the calling
-thread runs tasks too ("caller runs"), so nested graphs never deadlock on a full pool.
+(``policy.run_inline``). Several tasks run on helper threads (``engine/workers.py``) while
+the calling thread runs tasks too ("caller runs"), so nested graphs never deadlock on a full
+set of helpers.
 When the caller is a live stream consumer it only waits and yields.
 """
 
@@ -14,16 +15,16 @@ import contextvars
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from stepgraph.engine.delta import load_history
 from stepgraph.engine.durability import SyncWriter
 from stepgraph.engine.gate import RunAbandoned, RunStopped
 from stepgraph.engine.policy import perform, run_inline
-from stepgraph.engine.pool import shared_pool
 from stepgraph.engine.runner import run_task_sync
 from stepgraph.engine.timetravel import load_saved
+from stepgraph.engine.workers import step_crew
 
 if TYPE_CHECKING:
     from stepgraph.engine.gate import Gate
@@ -64,6 +65,7 @@ def _drive(
     loop: RunLoop, live: bool, streaming: bool = False, gate: Gate | None = None
 ) -> Iterator[StreamPart]:
     sink = loop.sink
+    parts = sink.parts  # (looked at before draining: most steps stream nothing mid-step)
     event = sink.sync_waiter()
     saver = loop.checkpointer
     writer = SyncWriter(loop)
@@ -80,7 +82,8 @@ def _drive(
             effects = loop.tick()
             if effects:
                 perform(effects, loop, writer)
-            yield from sink.drain()
+            if parts:
+                yield from sink.drain()
             tasks = loop.runnable
             if tasks is None:
                 break
@@ -94,7 +97,8 @@ def _drive(
             effects = loop.after_tick()
             if effects:
                 perform(effects, loop, writer)
-            yield from sink.drain()
+            if parts:
+                yield from sink.drain()
     except RunAbandoned:
         raise  # its canceller stored what is left (``Gate.cancel``)
     except BaseException:
@@ -146,11 +150,6 @@ def _run_gated(loop: RunLoop, task: Task, writer: SyncWriter, gate: Gate) -> Non
         perform(effects, loop, writer)
 
 
-def _in_copies(ctx: contextvars.Context, run: Callable[[Task], None]) -> Callable[[Task], None]:
-    """``run`` in a fresh copy of ``ctx`` (the driver's context) per task."""
-    return lambda task: ctx.copy().run(run, task)
-
-
 def _run_step(
     loop: RunLoop,
     tasks: list[Task],
@@ -160,39 +159,61 @@ def _run_step(
     streaming: bool = False,
     gate: Gate | None = None,
 ) -> Iterator[StreamPart]:
+    """Run a step's tasks in parallel, each in its own copy of the caller's context (as
+    LangGraph's executor does), handing each finished one to ``loop.task_done``.
+
+    Helpers (``workers.step_crew``) join one at a time: the caller starts one, and each
+    helper starts the next as it takes its first task while tasks are left, up to
+    ``max_concurrency`` threads (the caller counting as one when it runs tasks too). Tasks
+    that block are soon all running; tasks that return at once are mostly done by the
+    threads already running instead of by new ones.
+    """
     step_timeout = loop.graph.step_timeout
-    # (An async run's tasks each run in a copy of its context, as its worker threads do.)
-    run = run_task_sync if gate is None else _in_copies(contextvars.copy_context(), gate.run_task)
-    queue: deque[Task] = deque(tasks)
+    run = run_task_sync if gate is None else gate.run_task
+    copy_context = contextvars.copy_context
+    queue: deque[tuple[Task, contextvars.Context]] = deque([(t, copy_context()) for t in tasks])
     done: deque[Task] = deque()
     failed: list[BaseException] = []
     lock = threading.Lock()
     sink = loop.sink
-
-    def worker() -> None:
-        while True:
-            with lock:
-                if not queue:
-                    return
-                task = queue.popleft()
-            try:
-                run(task)
-            except BaseException as exc:  # noqa: BLE001 - re-raised by the driver
-                with lock:
-                    failed.append(exc)
-            done.append(task)
-            sink.wake()
-
     limit = loop.config.get("max_concurrency") or len(tasks)
     # Under a step timeout the caller only waits: it must be free to give up on time.
     caller_runs = not live and not streaming and step_timeout is None
     deadline = time.monotonic() + step_timeout if step_timeout else None
-    helpers = min(len(tasks), limit) - (1 if caller_runs else 0)
-    pool = shared_pool()
-    for _ in range(max(helpers, 0)):
-        pool.submit(worker)
+    spare = min(len(tasks), limit) - (1 if caller_runs else 0)  # helpers still to start
+    start = step_crew.start
+
+    def work(helper: bool, wake: bool) -> None:
+        # (the caller looks at ``done`` when it returns: only helpers wake it)
+        nonlocal spare
+        while True:
+            with lock:
+                if not queue:
+                    return
+                task, ctx = queue.popleft()
+                more = helper and spare > 0 and bool(queue)
+                if more:
+                    spare -= 1
+            if more:
+                start(join)
+                helper = False
+            try:
+                ctx.run(run, task)
+            except BaseException as exc:  # noqa: BLE001 - re-raised by the driver
+                with lock:
+                    failed.append(exc)
+            done.append(task)
+            if wake:
+                sink.wake()
+
+    def join() -> None:
+        work(True, True)
+
+    if spare > 0:
+        spare -= 1
+        start(join)
     if caller_runs:
-        worker()
+        work(False, False)
     finished = 0
     while True:
         while done:

@@ -12,9 +12,13 @@ from time import time_ns as _time_ns
 def task_id(*parts: str | int) -> str:
     """UUID-shaped hash of ``parts``: re-planning a checkpoint gives the same task ids.
 
-    The digest is blake2b-128 of every part as text followed by a NUL byte (one update of
-    the joined bytes: the same digest as one update per part)."""
-    text = "\x00".join(map(str, parts)) + "\x00" if parts else ""
+    The digest is blake2b-128 of every part as text (``str(part)``) followed by a NUL byte
+    (one update of the joined bytes: the same digest as one update per part)."""
+    if len(parts) == 6:  # (a PULL task with one trigger, a PUSH task: most of them)
+        a, b, c, d, e, f = parts
+        text = f"{a!s}\x00{b!s}\x00{c!s}\x00{d!s}\x00{e!s}\x00{f!s}\x00"
+    else:
+        text = "\x00".join(map(str, parts)) + "\x00" if parts else ""
     x = _blake2b(text.encode(), digest_size=16).hexdigest()
     return f"{x[:8]}-{x[8:12]}-{x[12:16]}-{x[16:20]}-{x[20:]}"
 
@@ -35,11 +39,11 @@ def checkpoint_id(step: int = 0) -> str:
             now = _last_ns + 1
         _last_ns = now
     # time_high (32 bits) time_mid (16) | version 6, time_low (12) | variant, clock (14) | node (48)
-    x = "%032x" % (
-        ((now >> 12) << 80) | (0x6000 | (now & 0x0FFF)) << 64
-        | (0x8000 | (step & 0x3FFF)) << 48 | _rng.getrandbits(48)
+    t = "%012x" % (now >> 12)
+    return (
+        f"{t[:8]}-{t[8:]}-{0x6000 | (now & 0x0FFF):04x}-{0x8000 | (step & 0x3FFF):04x}-"
+        f"{_rng.getrandbits(48):012x}"
     )
-    return f"{x[:8]}-{x[8:12]}-{x[12:16]}-{x[16:20]}-{x[20:]}"
 
 
 def path_sort_key(path: tuple[object, ...]) -> str:
@@ -56,7 +60,11 @@ def path_sort_key(path: tuple[object, ...]) -> str:
 
 def _sort_key(path: tuple[object, ...]) -> str:
     return "~" + ", ".join(
-        _sort_key(p) if isinstance(p, tuple) else f"{p:010d}" if isinstance(p, int) and not isinstance(p, bool) else str(p)
+        _sort_key(p)
+        if isinstance(p, tuple)
+        else f"{p:010d}"
+        if isinstance(p, int) and not isinstance(p, bool)
+        else str(p)
         for p in path
     )
 

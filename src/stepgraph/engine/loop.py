@@ -18,6 +18,11 @@ A step's save ops (its task's writes, then its checkpoint) are handed over toget
 one ``Save``, so a saver stores a step in one transaction; in a step of several tasks,
 which finish at different times, each task's writes are handed over as it finishes and the
 checkpoint with what is left. Both drivers share every rule here.
+
+``RunLoop`` holds the run's state and its life cycle (set-up, input, end, changes made
+outside a step); its methods live in small modules it inherits from: the input phase
+(``engine/start.py``), one step (``engine/step.py``: ``tick``, ``task_done``,
+``after_tick``) and what code outside the steps may ask (``engine/loop_access.py``).
 """
 
 from __future__ import annotations
@@ -28,32 +33,23 @@ from typing import TYPE_CHECKING, Any
 
 from stepgraph._constants import PREVIOUS
 from stepgraph.constants import (
-    ERROR,
     INTERRUPT,
     MISSING,
-    NO_WRITES,
     NS_SEP,
-    RESUME,
     TASKS,
 )
-from stepgraph.engine import caching, planner
 from stepgraph.engine.apply import apply_writes
-from stepgraph.engine.delta import stamp_message_ids
-from stepgraph.engine.effects import NONE, CacheGet, CacheSet, Effect, Effects, Emit, Save
+from stepgraph.engine.effects import NONE, Effect, Effects, Emit, Save
 from stepgraph.engine.fresh import read_with_writes
 from stepgraph.engine.ids import checkpoint_id as new_checkpoint_id
 from stepgraph.engine.loop_access import LoopAccess
 from stepgraph.engine.saving import Made, SaveOps
 from stepgraph.engine.snapshot import checkpoint_payload
 from stepgraph.engine.start import InputPhase
+from stepgraph.engine.step import StepPhase
 from stepgraph.engine.taskconfig import build_task_config, build_task_runtime
 from stepgraph.engine.tracing import RunTracer
 from stepgraph.engine.views import StateViews
-from stepgraph.errors import (
-    ErrorCode,
-    GraphRecursionError,
-    create_error_message,
-)
 from stepgraph.stream import events
 
 if TYPE_CHECKING:
@@ -94,7 +90,7 @@ def _saver_next_version(checkpointer: Any) -> Any:
     return lambda current: get_next(current, None)
 
 
-class RunLoop(InputPhase, LoopAccess):
+class RunLoop(InputPhase, StepPhase, LoopAccess):
     """All state of one run of a graph: channels, versions, the current step and its tasks."""
 
     def __init__(
@@ -142,7 +138,9 @@ class RunLoop(InputPhase, LoopAccess):
         configurable = config.get("configurable") or {}
         self.configurable = configurable
         self.checkpoint_ns: str = configurable.get("checkpoint_ns", "") or ""
-        self.ns: tuple[str, ...] = tuple(self.checkpoint_ns.split(NS_SEP)) if self.checkpoint_ns else ()
+        self.ns: tuple[str, ...] = (
+            tuple(self.checkpoint_ns.split(NS_SEP)) if self.checkpoint_ns else ()
+        )
         limit = config.get("recursion_limit", DEFAULT_RECURSION_LIMIT)
         if limit < 1:
             raise ValueError("recursion_limit must be at least 1")
@@ -222,7 +220,9 @@ class RunLoop(InputPhase, LoopAccess):
         keys = self.output_keys
         # ``invoke`` returns the last output it saw, like LangGraph's last ``values`` chunk:
         # only output channels that clear themselves need remembering.
-        self.track_output = any(k in self.volatile for k in ([keys] if isinstance(keys, str) else keys))
+        self.track_output = any(
+            k in self.volatile for k in ([keys] if isinstance(keys, str) else keys)
+        )
         self.live_volatile = {c for c in volatile if self.channels[c].is_available()}
         self.max_version = max(self.versions.values()) if self.versions else None
 
@@ -241,161 +241,6 @@ class RunLoop(InputPhase, LoopAccess):
         ``durability="exit"`` the run's only checkpoint)."""
         ops = self.saves.take(final=True)
         return (Save(ops),) if ops else NONE
-
-    # -- one step ---------------------------------------------------------------------------
-    def tick(self) -> Effects:
-        """Plan the next superstep; ``runnable`` then holds the tasks to run (``None`` when
-        the run stops)."""
-        self.runnable = None
-        if self.step > self.stop:
-            self.status = "out_of_steps"
-            raise GraphRecursionError(
-                create_error_message(
-                    message=f"Recursion limit of {self.recursion_limit} reached without "
-                    "hitting a stop condition. You can increase the limit by setting the "
-                    f"`recursion_limit` config key. (stepgraph: stopped before step "
-                    f"{self.step}.)",
-                    error_code=ErrorCode.GRAPH_RECURSION_LIMIT,
-                ),
-                code="SG302",
-            )
-        self.tasks = planner.plan_tasks(self, for_execution=True)
-        if not self.tasks:
-            self.status = "done"
-            return NONE
-        out: list[Effect] | None = None
-        if self.pending_writes:
-            planner.attach_pending_writes(self)
-            parts = events.restored_results(self, self.tasks.values())
-            if parts:
-                out = [Emit(self.ns, parts)]
-        cache = self.graph.cache
-        if cache is not None:
-            todo = caching.lookups(self, list(self.tasks.values()))
-            if todo:
-
-                def then(found: Mapping[Any, Any]) -> Effects:
-                    more: list[Effect] = []
-                    for task in caching.apply_hits(todo, found):
-                        more.extend(self.task_done(task))
-                    more.extend(self._ready())
-                    return more
-
-                return [*(out or ()), CacheGet(cache, [k for _, k in todo], then)]
-        ready = self._ready()
-        if out is None:
-            return ready
-        out.extend(ready)
-        return out
-
-    def _ready(self) -> Effects:
-        """The rest of ``tick()`` once cached results are known: breakpoints, a drain, the
-        ``tasks`` stream, and what to run."""
-        if self.interrupt_before and self._should_interrupt(self.interrupt_before):
-            self.status = "interrupt_before"
-            return self._breakpoint()
-        control = self.control
-        if control is not None and control.drain_requested:
-            # After the breakpoint check: a resume passes this step's breakpoints, so a
-            # drain in front of one must not skip it.
-            self.status = "draining"
-            return NONE
-        tasks = self.tasks.values()
-        out: Effects = NONE
-        modes = self.sink.modes
-        if "tasks" in modes or "debug" in modes:
-            parts = [
-                part for task in tasks if not task.node.hidden and not task.cached
-                for part in events.task_start(self, task)
-            ]
-            if parts:
-                out = [Emit(self.ns, parts)]
-        self.runnable = [t for t in tasks if not t.writes and not t.cached_done]
-        return out
-
-    def task_done(self, task: Task) -> Effects:
-        """Record a finished task: queue its writes for the step's ``Save`` (in a step of
-        several tasks, hand them over at once) and stream its update."""
-        if task.bubbled:
-            return NONE
-        if self.delta_keys and task.writes:
-            self._stamp_delta_writes(task)
-        saves = self.saves
-        out: Effects = NONE
-        if task.error is not None and task.writes and task.writes[0][0] == ERROR:
-            saves.task_writes(task.id, task.writes, task.sort_key)
-        elif task.paused:
-            saves.task_writes(task.id, [(INTERRUPT, task.interrupts)], task.sort_key)
-            if task.resume:
-                saves.task_writes(task.id, [(RESUME, list(task.resume))], task.sort_key)
-        else:
-            saves.task_writes(task.id, task.writes or [(NO_WRITES, None)], task.sort_key)
-            if task.node.cache_policy is not None and not task.cached:
-                entries = caching.result_entry(self, task)
-                if entries is not None:
-                    out = [CacheSet(self.graph.cache, entries)]
-            if task.resume:
-                saves.task_writes(task.id, [(RESUME, list(task.resume))], task.sort_key)
-        if not task.node.hidden:
-            parts = events.task_result(self, task)
-            if parts:
-                out = [*out, Emit(self.ns, parts)]
-        runnable = self.runnable
-        if runnable is not None and len(runnable) > 1:
-            # Tasks of a parallel step finish at different times: each one's writes go at
-            # once, so a crash while its siblings still run does not lose them.
-            ops = saves.take()
-            if ops:
-                out = [*out, Save(ops)]
-        return out
-
-    def after_tick(self) -> Effects:
-        """Apply the step's writes, emit ``values``, checkpoint, and check interrupts; the
-        step's save ops are returned together (one ``Save``)."""
-        tasks = list(self.tasks.values())
-        held = paused = False
-        for t in tasks:
-            if t.held_for_handler:
-                held = True
-            if t.paused:
-                paused = True
-        if held:
-            # A node failed and the run pauses before its error handler: nothing is
-            # applied, the step's writes (and the node's error) stay pending.
-            self.status = "interrupt_before"
-            return self._breakpoint()
-        if paused:
-            interrupted = [t for t in tasks if t.paused]
-            self.status = "interrupted"
-            self.interrupts = [i for t in interrupted for i in t.interrupts]
-            if self.parent_task is None:
-                parts = events.interrupt_parts(self.sink.modes, self._values_after(tasks), tasks)
-                if parts:
-                    return [Emit(self.ns, parts)]
-            return NONE
-        new_version = self.next_version(self.max_version)
-        self.updated = apply_writes(
-            self.channels, self.versions, self.seen, tasks, self.next_version,
-            self.trigger_to_nodes, self.volatile, self.finishable, self.step,
-            new_version=new_version, live=self.live_volatile, touched=self.saves.touched,
-            views=self.views,
-        )
-        self.max_version = new_version
-        self.pending_writes = []
-        if self.track_output and self._changed(self.output_keys):
-            self.last_output = self.read(self.output_keys)
-        out: list[Effect] = []
-        if "values" in self.sink.modes and self._changed(self.stream_keys):
-            out.append(Emit(self.ns, [("values", self.read(self.stream_keys))]))
-        self.checkpoint("loop", self.step, out)
-        self.step += 1
-        if self.interrupt_after and self._should_interrupt(self.interrupt_after, tasks):
-            self.status = "interrupt_after"
-            out.extend(self._breakpoint())
-        ops = self.saves.take()
-        if ops:
-            out.append(Save(ops))
-        return out
 
     # -- changing the state (the input phase, updates and snapshots call these) -------------
     def checkpoint(self, source: str, step: int, out: list[Effect]) -> None:
@@ -424,9 +269,15 @@ class RunLoop(InputPhase, LoopAccess):
         leave ephemeral channels as they are. ``mark``: they are also the run's last update
         (what ``updated`` holds)."""
         updated = apply_writes(
-            self.channels, self.versions, self.seen, sources, self.next_version,
-            self.graph.trigger_to_nodes, self.volatile if volatile else (),
-            self.finishable if volatile else (), live=self.live_volatile if volatile else None,
+            self.channels,
+            self.versions,
+            self.seen,
+            sources,
+            self.next_version,
+            self.graph.trigger_to_nodes,
+            self.volatile if volatile else (),
+            self.finishable if volatile else (),
+            live=self.live_volatile if volatile else None,
             views=self.views,
         )
         if not volatile:
@@ -436,58 +287,10 @@ class RunLoop(InputPhase, LoopAccess):
             self.updated = updated
         return updated
 
-    def _values_after(self, tasks: list[Task]) -> Any:
-        """The stream state with the finished tasks' writes applied on a copy, when they
-        wrote to the output (else ``MISSING``): what a root streams when it pauses."""
-        if "values" not in self.sink.modes:
-            return MISSING
-        done = [t for t in tasks if not t.paused and t.error is None]
-        keys = self.output_keys
-        keyset = {keys} if isinstance(keys, str) else set(keys)
-        if not any(c in keyset for t in done for c, _ in t.writes):
-            return MISSING
-        return read_with_writes(self, done, self.stream_keys)
-
     # -- helpers ----------------------------------------------------------------------------
-    def _breakpoint(self) -> Effects:
-        """A breakpoint stops the run: the root streams an empty ``__interrupt__`` update (a
-        subgraph's pause reaches the caller through its parent)."""
-        if self.parent_task is None and "updates" in self.sink.modes:
-            return [Emit(self.ns, [("updates", {INTERRUPT: ()})])]
-        return NONE
-
     def _emit(self, out: list[Effect], parts: events.Parts) -> None:
         if parts:
             out.append(Emit(self.ns, parts))
-
-    def _stamp_delta_writes(self, task: Task) -> None:
-        """Give messages written to delta keys their ids before the writes are stored."""
-        keys = self.delta_keys
-        task.writes[:] = [
-            (c, stamp_message_ids(v)) if c in keys else (c, v) for c, v in task.writes
-        ]
-
-    def _changed(self, keys: str | Sequence[str]) -> bool:
-        updated = self.updated or ()
-        if isinstance(keys, str):
-            return keys in updated
-        return any(k in updated for k in keys) if len(updated) < len(keys) else any(
-            k in keys for k in updated
-        )
-
-    def _should_interrupt(self, names: Sequence[str] | str, tasks: Sequence[Task] | None = None) -> bool:
-        if not names:
-            return False
-        seen = self.seen.get(INTERRUPT, {})
-        if not any(v != seen.get(k) for k, v in self.versions.items()):
-            return False
-        pool = tasks if tasks is not None else self.tasks.values()
-        hit = any(
-            not t.node.hidden and (names == "*" or t.name in names) for t in pool
-        )
-        if hit:
-            self.seen[INTERRUPT] = dict(self.versions)
-        return hit
 
     def read(self, keys: str | Sequence[str]) -> Any:
         """Current value(s) of ``keys``: one value (``None`` if empty) or a dict."""
@@ -525,9 +328,11 @@ class RunLoop(InputPhase, LoopAccess):
         else:
             out = self.read(self.output_keys)
         if self.interrupts:  # a state that is not a dict gives way to the interrupts
-            out = {**out, INTERRUPT: list(self.interrupts)} if isinstance(out, dict) else {
-                INTERRUPT: list(self.interrupts)
-            }
+            out = (
+                {**out, INTERRUPT: list(self.interrupts)}
+                if isinstance(out, dict)
+                else {INTERRUPT: list(self.interrupts)}
+            )
         return out
 
     # -- per-task context -------------------------------------------------------------------
@@ -544,4 +349,3 @@ class RunLoop(InputPhase, LoopAccess):
 
     def new_checkpoint_id(self) -> str:
         return new_checkpoint_id(max(self.step, 0))
-

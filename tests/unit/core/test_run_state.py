@@ -1,7 +1,8 @@
 """The run state is private to the loop, checked on the source with ``ast``.
 
-``RunLoop`` (``engine/loop.py``, with its input-phase methods in ``engine/start.py`` and
-its methods for code outside the steps in ``engine/loop_access.py``) is the only code that
+``RunLoop`` (``engine/loop.py``, with its input-phase methods in ``engine/start.py``, its
+per-step methods in ``engine/step.py`` and its methods for code outside the steps in
+``engine/loop_access.py``) is the only code that
 changes a run's fields. Every other module reads them and asks for changes
 through the loop's methods or constructor arguments. A write from outside is an assignment
 (``=``, ``+=``, annotated, ``del``) whose target goes through a loop: ``loop.x``,
@@ -17,9 +18,11 @@ from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[3] / "src" / "stepgraph"
 
-LOOP_MODULES = frozenset({"engine/loop.py", "engine/start.py", "engine/loop_access.py"})
-"""Where the loop's own methods live (``InputPhase`` and ``LoopAccess`` are base classes of
-``RunLoop``)."""
+LOOP_MODULES = frozenset(
+    {"engine/loop.py", "engine/start.py", "engine/step.py", "engine/loop_access.py"}
+)
+"""Where the loop's own methods live (``InputPhase``, ``StepPhase`` and ``LoopAccess`` are
+base classes of ``RunLoop``)."""
 
 _LOOP_NAMES = frozenset({"loop"})
 """Local names that hold a ``RunLoop`` across the source."""
@@ -32,7 +35,9 @@ def _is_loop(node: ast.expr) -> bool:
         return node.id in _LOOP_NAMES
     if isinstance(node, ast.Attribute) and node.attr in _LOOP_ATTRS:
         # ``self.run`` inside a class is that class's own field (a tracer's langchain run)
-        return node.attr != "run" or not (isinstance(node.value, ast.Name) and node.value.id == "self")
+        return node.attr != "run" or not (
+            isinstance(node.value, ast.Name) and node.value.id == "self"
+        )
     return False
 
 
@@ -97,12 +102,15 @@ def test_the_check_sees_each_kind_of_write() -> None:
         "self.run = None\n"  # a class's own ``run`` field: not a loop
         "x = loop.step\n"  # a read
     )
-    hits = [
-        t for node in ast.walk(ast.parse(code)) for t in _targets(node) if _through_loop(t)
-    ]
+    hits = [t for node in ast.walk(ast.parse(code)) for t in _targets(node) if _through_loop(t)]
     assert [ast.unparse(t) for t in hits] == [
-        "loop.step", "loop.saves.enabled", "loop.channels['a']", "task.run.resuming",
-        "self.loop.checkpoint_id", "loop.updated", "loop.control",
+        "loop.step",
+        "loop.saves.enabled",
+        "loop.channels['a']",
+        "task.run.resuming",
+        "self.loop.checkpoint_id",
+        "loop.updated",
+        "loop.control",
     ]
 
 

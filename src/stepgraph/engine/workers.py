@@ -1,0 +1,96 @@
+"""Long-lived helper threads for the sync driver's steps of several tasks.
+
+``Crew.start(fn)`` runs ``fn()`` on a worker thread: a job goes on one ``SimpleQueue``
+read by threads that are started on demand and kept (an idle one is reused first), up to
+``pool.max_threads()``; more jobs wait in the queue until a worker is free, as with a
+``ThreadPoolExecutor``, without its per-job future, work item and semaphore. ``fn``
+catches its own errors (an escaping one is reported by ``threading.excepthook`` and the
+worker goes on).
+
+At interpreter exit the workers are told to stop and joined, so a running job finishes
+(as ``ThreadPoolExecutor`` does); a forked child starts with no workers.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+from _queue import SimpleQueue  # (the C type: `queue` itself costs an import of its own)
+from collections.abc import Callable
+from typing import Any
+
+from stepgraph.engine import pool
+
+__all__ = ["Crew", "step_crew"]
+
+
+class Crew:
+    """Worker threads taking jobs (``fn()``) from one queue."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+        self._reset()
+
+    def _reset(self) -> None:
+        self._jobs: SimpleQueue[Callable[[], Any] | None] = SimpleQueue()
+        self._lock = threading.Lock()
+        self._free = 0
+        """Workers waiting for a job that no ``start`` has claimed yet."""
+        self._backlog = 0
+        """Jobs queued while every worker was busy and no more could be started."""
+        self._threads: list[threading.Thread] = []
+
+    def start(self, fn: Callable[[], Any]) -> None:
+        """Run ``fn()`` on a worker thread (a free one, a new one, or the next one free)."""
+        thread = None
+        with self._lock:
+            if self._free:
+                self._free -= 1
+            elif len(self._threads) < pool.max_threads():
+                thread = threading.Thread(
+                    target=self._work, name=f"{self._name}-{len(self._threads)}", daemon=True
+                )
+                self._threads.append(thread)
+            else:
+                self._backlog += 1
+        self._jobs.put(fn)
+        if thread is not None:
+            thread.start()
+
+    def _work(self) -> None:
+        get = self._jobs.get
+        lock = self._lock
+        while True:
+            fn = get()
+            if fn is None:
+                return
+            try:
+                fn()
+            except BaseException:  # noqa: BLE001 - a job handles its errors; keep the worker
+                threading.excepthook(threading.ExceptHookArgs((*sys.exc_info(), None)))
+            fn = None
+            with lock:
+                if self._backlog:
+                    self._backlog -= 1  # a queued job is this worker's next one
+                else:
+                    self._free += 1
+
+    def stop(self) -> None:
+        """Tell every worker to stop once its job is done, and wait for them."""
+        with self._lock:
+            threads = list(self._threads)
+        for _ in threads:
+            self._jobs.put(None)
+        for thread in threads:
+            if thread.is_alive() and thread is not threading.current_thread():
+                thread.join()
+
+
+step_crew = Crew("stepgraph-step")
+"""The helpers of the sync driver's steps of several tasks (``driver_sync._run_step``)."""
+
+_register = getattr(threading, "_register_atexit", None)
+if _register is not None:  # (before threading joins non-daemon threads, as executors do)
+    _register(step_crew.stop)
+os.register_at_fork(after_in_child=step_crew._reset)
