@@ -61,19 +61,24 @@ def _worker() -> None:
             return
         loop, fut, ctx, fn, args = job
         job = None
-        if not fut.cancelled():  # (a racy read is harmless: _settle checks again)
+        if fut.cancelled():  # (a racy read is harmless: _settle checks again)
+            with _lock:
+                _idle += 1
+        else:
             try:
                 value, failed = ctx.run(fn, *args), False
             except BaseException as exc:  # noqa: BLE001 - handed to the awaiting task
                 value, failed = exc, True
+            # Idle before the result is handed over: the awaiting task's next job must find
+            # this worker free, not start a thread of its own.
+            with _lock:
+                _idle += 1
             try:
                 loop.call_soon_threadsafe(_settle, fut, value, failed)
             except RuntimeError:  # the event loop is closed: nobody waits any more
                 pass
             value = None
         loop = fut = ctx = fn = args = None
-        with _lock:
-            _idle += 1
 
 
 async def hop(fn: Callable[..., Any], *args: Any) -> Any:
