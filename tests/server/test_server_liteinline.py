@@ -162,3 +162,12 @@ def test_the_checkpointer_copies_the_log_into_the_database_file(path: str) -> No
     assert before < 20_000  # the rows were only in the log
     assert os.path.getsize(path) > 60_000
     conn.close()
+
+
+async def test_the_pool_lends_the_connection_returned_last(pool: LitePool) -> None:
+    """Most recently used first: its page cache is the likeliest to be current."""
+    async with pool.connection() as first, pool.connection() as second:
+        pass  # second is returned first, then first
+    async with pool.connection() as again:
+        assert again is first
+    assert second is not first

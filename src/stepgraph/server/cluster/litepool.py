@@ -196,7 +196,8 @@ class LitePool:
         self.listener = listener
         self.size = size
         self.write_lock = asyncio.Lock()
-        self._idle: asyncio.Queue[LiteConn] = asyncio.Queue()
+        # the connection used last is lent first: its page cache is the likeliest to be current
+        self._idle: asyncio.Queue[LiteConn] = asyncio.LifoQueue()
         self._all: list[LiteConn] = []
         self.conninfo = f"sqlite:///{path}"
         self.checkpointer = Checkpointer(path)
