@@ -9,9 +9,12 @@ lock. Only then is it run again in the connection's thread with the real busy ti
 so the event loop never waits for a lock. A statement that failed with ``SQLITE_BUSY``
 changed nothing, so running it again is safe.
 
-Those connections do not checkpoint the write-ahead log themselves
-(``wal_autocheckpoint = 0``: a checkpoint writes the database file, which is I/O the loop
-should not wait for); ``Checkpointer`` does it in a thread of its own every ``every`` commits.
+Connections prepared without ``checkpoints`` (the cluster's ``LitePool`` and the fenced
+saver) do not checkpoint the write-ahead log themselves (``wal_autocheckpoint = 0``: a
+checkpoint writes the database file, which is I/O the loop should not wait for);
+``Checkpointer`` does it in a thread of its own every ``every`` commits. The documents store
+keeps SQLite's automatic checkpoint (at 1000 pages of log, which the ``Checkpointer`` rarely
+lets the log reach), so a file it is used on alone never grows its log without bound.
 """
 
 from __future__ import annotations
