@@ -65,8 +65,13 @@ async def db(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Db
     schema = f"sg_be_{uuid.uuid4().hex[:10]}"
     async with await psycopg.AsyncConnection.connect(PG_BASE, autocommit=True) as conn:
         await conn.execute(f"CREATE SCHEMA {schema}")
-    pool = AsyncConnectionPool(f"{PG_BASE}?options=-csearch_path%3D{schema}", min_size=1, max_size=4, open=False,
-                               kwargs={"autocommit": True, "prepare_threshold": 0})
+    pool = AsyncConnectionPool(
+        f"{PG_BASE}?options=-csearch_path%3D{schema}",
+        min_size=1,
+        max_size=4,
+        open=False,
+        kwargs={"autocommit": True, "prepare_threshold": 0},
+    )
     await pool.open()
     try:
         await setup_cluster_schema(pool)
@@ -79,7 +84,9 @@ async def db(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Db
             await conn.execute(f"DROP SCHEMA {schema} CASCADE")
 
 
-async def _sql(db: Db, sql: str, params: tuple[Any, ...] = (), *, rows: bool = False) -> list[tuple[Any, ...]]:
+async def _sql(
+    db: Db, sql: str, params: tuple[Any, ...] = (), *, rows: bool = False
+) -> list[tuple[Any, ...]]:
     async with db.pool.connection() as conn:
         cur = await conn.execute(sql, params)
         return await cur.fetchall() if rows else []
@@ -96,8 +103,10 @@ def _queue(db: Db, **opts: Any) -> ClusterRunQueue:
 
 async def _enqueue(db: Db, run_id: str, thread_id: str) -> None:
     async with db.pool.connection() as conn, conn.transaction():
-        await conn.execute("INSERT INTO sg_run_queue (run_id, thread_id, status) VALUES (%s, %s, 'pending')",
-                           (run_id, thread_id))
+        await conn.execute(
+            "INSERT INTO sg_run_queue (run_id, thread_id, status) VALUES (%s, %s, 'pending')",
+            (run_id, thread_id),
+        )
 
 
 async def _write(db: Db, lease: Lease, step: int) -> None:
@@ -110,7 +119,14 @@ async def _write(db: Db, lease: Lease, step: int) -> None:
 
 
 async def _checkpoints(db: Db, thread_id: str) -> int:
-    return len([c async for c in db.saver.alist({"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}})])
+    return len(
+        [
+            c
+            async for c in db.saver.alist(
+                {"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}}
+            )
+        ]
+    )
 
 
 async def test_a_zombie_epoch_is_refused(db: Db) -> None:
@@ -163,11 +179,17 @@ async def test_an_expired_lease_is_reclaimed_and_a_live_one_is_not(db: Db) -> No
     queue.on_reaped = on_reaped
     assert await queue.reap() == 1
     assert reaped == [("dead", 1)]
-    rows = dict(await _sql(db, "SELECT run_id, status FROM sg_run_queue ORDER BY run_id", rows=True))
+    rows = dict(
+        await _sql(db, "SELECT run_id, status FROM sg_run_queue ORDER BY run_id", rows=True)
+    )
     assert rows == {"dead": "pending", "live": "running"}
-    heartbeat = await _sql(db, "UPDATE sg_run_queue SET lease_expires = lease_expires + 1 WHERE run_id = %s"
-                               " AND lease_epoch = %s AND status = 'running' RETURNING cancel_action", ("dead", 1),
-                           rows=True)
+    heartbeat = await _sql(
+        db,
+        "UPDATE sg_run_queue SET lease_expires = lease_expires + 1 WHERE run_id = %s"
+        " AND lease_epoch = %s AND status = 'running' RETURNING cancel_action",
+        ("dead", 1),
+        rows=True,
+    )
     assert heartbeat == []  # the lost holder's heartbeat finds nothing: its local run stops
 
 
@@ -182,14 +204,21 @@ async def test_a_claim_takes_the_head_of_each_thread_line_only(db: Db) -> None:
 
 
 async def test_one_running_run_per_thread_is_a_database_invariant(db: Db) -> None:
-    await _sql(db, "INSERT INTO sg_run_queue (run_id, thread_id, status) VALUES ('a', 't', 'running')")
-    await _sql(db, "INSERT INTO sg_run_queue (run_id, thread_id, status) VALUES ('b', 't', 'pending')")
+    await _sql(
+        db, "INSERT INTO sg_run_queue (run_id, thread_id, status) VALUES ('a', 't', 'running')"
+    )
+    await _sql(
+        db, "INSERT INTO sg_run_queue (run_id, thread_id, status) VALUES ('b', 't', 'pending')"
+    )
     with pytest.raises(dialect_of(db.pool).unique_errors()):
         await _sql(db, "UPDATE sg_run_queue SET status = 'running' WHERE run_id = 'b'")
 
 
 async def test_a_zombie_publisher_stops_and_counts(db: Db) -> None:
-    await _sql(db, "INSERT INTO sg_run_queue (run_id, thread_id, status, lease_epoch) VALUES ('r1', 't1', 'running', 2)")
+    await _sql(
+        db,
+        "INSERT INTO sg_run_queue (run_id, thread_id, status, lease_epoch) VALUES ('r1', 't1', 'running', 2)",
+    )
 
     async def no_wait(run_id: str, timeout: float) -> None:
         await asyncio.sleep(0)
@@ -238,8 +267,11 @@ async def test_commit_numbers_and_cuts_reach_a_reader_of_the_next_epoch(db: Db) 
         await asyncio.sleep(0)
 
     events = PgEvents(db.pool, no_wait)
-    await events.append("r1", [("metadata", b"{}"), ("updates", b"a", make_tag(1, 2)),
-                               ("updates", b"b", make_tag(1, 3))], 1)
+    await events.append(
+        "r1",
+        [("metadata", b"{}"), ("updates", b"a", make_tag(1, 2)), ("updates", b"b", make_tag(1, 3))],
+        1,
+    )
     await _sql(db, "UPDATE sg_run_queue SET lease_expires = 0")
     assert await queue.reap() == 1
     again = await queue._claim() or {}
@@ -264,13 +296,17 @@ async def test_a_sqlite_file_of_an_earlier_version_gets_the_new_columns(tmp_path
 
     path = str(tmp_path / "old.sqlite")
     raw = sqlite3.connect(path)
-    raw.execute("CREATE TABLE sg_run_queue (seq INTEGER PRIMARY KEY AUTOINCREMENT, run_id TEXT NOT NULL UNIQUE,"
-                " thread_id TEXT NOT NULL, status TEXT NOT NULL, priority INTEGER NOT NULL DEFAULT 1,"
-                " not_before REAL NOT NULL DEFAULT 0, lease_epoch INTEGER NOT NULL DEFAULT 0, lease_owner TEXT,"
-                " lease_expires REAL, attempt INTEGER NOT NULL DEFAULT 0, cancel_action TEXT, result TEXT,"
-                " progress TEXT, stalls INTEGER NOT NULL DEFAULT 0, created_at REAL NOT NULL DEFAULT 0)")
-    raw.execute("CREATE TABLE sg_run_events (seq INTEGER PRIMARY KEY AUTOINCREMENT, run_id TEXT NOT NULL,"
-                " name TEXT NOT NULL, data BLOB NOT NULL, created_at REAL NOT NULL DEFAULT 0)")
+    raw.execute(
+        "CREATE TABLE sg_run_queue (seq INTEGER PRIMARY KEY AUTOINCREMENT, run_id TEXT NOT NULL UNIQUE,"
+        " thread_id TEXT NOT NULL, status TEXT NOT NULL, priority INTEGER NOT NULL DEFAULT 1,"
+        " not_before REAL NOT NULL DEFAULT 0, lease_epoch INTEGER NOT NULL DEFAULT 0, lease_owner TEXT,"
+        " lease_expires REAL, attempt INTEGER NOT NULL DEFAULT 0, cancel_action TEXT, result TEXT,"
+        " progress TEXT, stalls INTEGER NOT NULL DEFAULT 0, created_at REAL NOT NULL DEFAULT 0)"
+    )
+    raw.execute(
+        "CREATE TABLE sg_run_events (seq INTEGER PRIMARY KEY AUTOINCREMENT, run_id TEXT NOT NULL,"
+        " name TEXT NOT NULL, data BLOB NOT NULL, created_at REAL NOT NULL DEFAULT 0)"
+    )
     raw.commit()
     raw.close()
     pool = LitePool(path, LocalListener())
@@ -279,8 +315,45 @@ async def test_a_sqlite_file_of_an_earlier_version_gets_the_new_columns(tmp_path
         await setup_cluster_schema(pool)
         await setup_cluster_schema(pool)  # idempotent
         async with pool.connection() as conn:
-            queue_cols = {r[1] for r in await (await conn.execute("PRAGMA table_info(sg_run_queue)")).fetchall()}
-            event_cols = {r[1] for r in await (await conn.execute("PRAGMA table_info(sg_run_events)")).fetchall()}
+            queue_cols = {
+                r[1]
+                for r in await (await conn.execute("PRAGMA table_info(sg_run_queue)")).fetchall()
+            }
+            event_cols = {
+                r[1]
+                for r in await (await conn.execute("PRAGMA table_info(sg_run_events)")).fetchall()
+            }
         assert "commits" in queue_cols and "tag" in event_cols
     finally:
+        await pool.close()
+
+
+async def test_a_claim_with_no_run_due_does_not_wait_for_the_write_lock(tmp_path: Path) -> None:
+    """A wake-up first reads whether a run is due: with none (a delayed run), the claim's
+    transaction is not opened, so a held write lock does not hold the claim loop up."""
+    import sqlite3
+
+    from stepgraph.server.cluster.litepool import LitePool
+
+    path = str(tmp_path / "db.sqlite")
+    pool = LitePool(path, LocalListener())
+    await pool.open()
+    holder = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    try:
+        await setup_cluster_schema(pool)
+        queue = _queue(Db("sqlite", pool, None))
+        await _sql(
+            Db("sqlite", pool, None),
+            "INSERT INTO sg_run_queue (run_id, thread_id, status, not_before)"
+            " VALUES ('r1', 't1', 'pending', 1e12)",
+        )
+        holder.execute("BEGIN IMMEDIATE")
+        assert await asyncio.wait_for(queue._claim(), 5) is None
+        holder.rollback()
+        await _sql(
+            Db("sqlite", pool, None), "UPDATE sg_run_queue SET not_before = 0 WHERE run_id = 'r1'"
+        )
+        assert (await queue._claim() or {}).get("run_id") == "r1"
+    finally:
+        holder.close()
         await pool.close()

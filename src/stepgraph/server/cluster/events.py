@@ -78,8 +78,9 @@ class EventStore(ABC):
         """Refuse appends of epochs below ``epoch`` from now on (the reaper's hint)."""
 
     @abstractmethod
-    async def read(self, run_id: str, after: tuple[int, int] | None, count: int,
-                   block: float) -> list[Event]:
+    async def read(
+        self, run_id: str, after: tuple[int, int] | None, count: int, block: float
+    ) -> list[Event]:
         """Events after ``after`` (from the start when ``None``), waiting up to ``block`` s."""
 
     @abstractmethod
@@ -126,7 +127,9 @@ class RedisEvents(EventStore):
         try:
             import redis.asyncio as aioredis
         except ImportError as exc:  # pragma: no cover - the extra is missing
-            raise RuntimeError("--redis-url needs redis-py: pip install 'stepgraph[redis]'") from exc
+            raise RuntimeError(
+                "--redis-url needs redis-py: pip install 'stepgraph[redis]'"
+            ) from exc
         self.client = aioredis.Redis.from_url(url, socket_timeout=None, socket_connect_timeout=5)
         self.prefix = prefix
         self.retention = int(retention)
@@ -139,13 +142,22 @@ class RedisEvents(EventStore):
         args: list[Any] = ["" if epoch is None else str(epoch), str(ttl)]
         for item in items:
             args += [item[0], item[1], _tag(item)]
-        done = await self.client.eval(_APPEND_LUA, 2, self.key(run_id), f"{self.prefix}fence:{run_id}", *args)
+        done = await self.client.eval(
+            _APPEND_LUA, 2, self.key(run_id), f"{self.prefix}fence:{run_id}", *args
+        )
         if int(done) < 0:
-            raise StaleEpoch(f"run {run_id}: the events of lease epoch {epoch} were refused (stream fenced)")
+            raise StaleEpoch(
+                f"run {run_id}: the events of lease epoch {epoch} were refused (stream fenced)"
+            )
 
     async def fence(self, run_id: str, epoch: int) -> None:
-        await self.client.eval(_FENCE_LUA, 1, f"{self.prefix}fence:{run_id}", str(epoch),
-                               str(max(self.retention, 86400)))
+        await self.client.eval(
+            _FENCE_LUA,
+            1,
+            f"{self.prefix}fence:{run_id}",
+            str(epoch),
+            str(max(self.retention, 86400)),
+        )
 
     async def cut(self, run_id: str, epoch: int, commits: int) -> None:
         key = f"{self.prefix}cut:{run_id}"
@@ -158,15 +170,25 @@ class RedisEvents(EventStore):
         got = await self.client.hgetall(f"{self.prefix}cut:{run_id}")
         return {int(k): int(v) for k, v in got.items()}
 
-    async def read(self, run_id: str, after: tuple[int, int] | None, count: int, block: float) -> list[Event]:
+    async def read(
+        self, run_id: str, after: tuple[int, int] | None, count: int, block: float
+    ) -> list[Event]:
         start = "0-0" if after is None else f"{max(after[0], 0)}-{max(after[1], 0)}"
-        got = await self.client.xread({self.key(run_id): start}, count=count, block=max(1, int(block * 1000)))
+        got = await self.client.xread(
+            {self.key(run_id): start}, count=count, block=max(1, int(block * 1000))
+        )
         out: list[Event] = []
         for _, entries in got or ():
             for entry_id, fields in entries:
                 tag = fields.get(b"t")
-                out.append(TaggedEvent(_key_of(entry_id), fields[b"n"].decode(), fields[b"d"],
-                                       tag.decode() if tag else None))
+                out.append(
+                    TaggedEvent(
+                        _key_of(entry_id),
+                        fields[b"n"].decode(),
+                        fields[b"d"],
+                        tag.decode() if tag else None,
+                    )
+                )
         return out
 
     async def last_key(self, run_id: str) -> tuple[tuple[int, int] | None, bool]:
@@ -189,35 +211,53 @@ class PgEvents(EventStore):
 
     async def append(self, run_id: str, items: list[Item], epoch: int | None = None) -> None:
         async with self.pool.connection() as conn, conn.transaction(), conn.cursor() as cur:
-            if epoch is not None:
-                await cur.execute("SELECT 1 FROM sg_run_queue WHERE run_id = %s AND lease_epoch = %s"
-                                  " AND status <> 'pending' FOR SHARE", (run_id, epoch))
+            if epoch is not None:  # the fence and the wake-up of readers (sent at commit) in one
+                await cur.execute(
+                    "SELECT pg_notify('sg_events', %s) FROM sg_run_queue WHERE run_id = %s"
+                    " AND lease_epoch = %s AND status <> 'pending' FOR SHARE",
+                    (run_id, run_id, epoch),
+                )
                 if await cur.fetchone() is None:
-                    raise StaleEpoch(f"run {run_id}: the events of lease epoch {epoch} were refused (lease moved on)")
-            await cur.executemany("INSERT INTO sg_run_events (run_id, name, data, tag) VALUES (%s, %s, %s, %s)",
-                                  [(run_id, i[0], i[1], _tag(i) or None) for i in items])
-            await cur.execute("SELECT pg_notify('sg_events', %s)", (run_id,))
+                    raise StaleEpoch(
+                        f"run {run_id}: the events of lease epoch {epoch} were refused (lease moved on)"
+                    )
+            else:
+                await cur.execute("SELECT pg_notify('sg_events', %s)", (run_id,))
+            await cur.executemany(
+                "INSERT INTO sg_run_events (run_id, name, data, tag) VALUES (%s, %s, %s, %s)",
+                [(run_id, i[0], i[1], _tag(i) or None) for i in items],
+            )
 
     async def cut(self, run_id: str, epoch: int, commits: int) -> None:
         async with self.pool.connection() as conn:
-            await conn.execute("INSERT INTO sg_run_cuts (run_id, epoch, commits) VALUES (%s, %s, %s)"
-                               " ON CONFLICT (run_id, epoch) DO UPDATE SET commits = excluded.commits",
-                               (run_id, epoch, commits))
+            await conn.execute(
+                "INSERT INTO sg_run_cuts (run_id, epoch, commits) VALUES (%s, %s, %s)"
+                " ON CONFLICT (run_id, epoch) DO UPDATE SET commits = excluded.commits",
+                (run_id, epoch, commits),
+            )
 
     async def cuts(self, run_id: str) -> dict[int, int]:
         async with self.pool.connection() as conn:
-            rows = await (await conn.execute("SELECT epoch, commits FROM sg_run_cuts WHERE run_id = %s",
-                                             (run_id,))).fetchall()
+            rows = await (
+                await conn.execute(
+                    "SELECT epoch, commits FROM sg_run_cuts WHERE run_id = %s", (run_id,)
+                )
+            ).fetchall()
         return {int(e): int(c) for e, c in rows}
 
     async def _rows(self, run_id: str, after: tuple[int, int] | None, count: int) -> list[Event]:
         async with self.pool.connection() as conn:
-            rows = await (await conn.execute(
-                "SELECT seq, name, data, tag FROM sg_run_events WHERE run_id = %s AND seq > %s ORDER BY seq LIMIT %s",
-                (run_id, after[0] if after else 0, count))).fetchall()
+            rows = await (
+                await conn.execute(
+                    "SELECT seq, name, data, tag FROM sg_run_events WHERE run_id = %s AND seq > %s ORDER BY seq LIMIT %s",
+                    (run_id, after[0] if after else 0, count),
+                )
+            ).fetchall()
         return [TaggedEvent((int(seq), 0), name, bytes(data), tag) for seq, name, data, tag in rows]
 
-    async def read(self, run_id: str, after: tuple[int, int] | None, count: int, block: float) -> list[Event]:
+    async def read(
+        self, run_id: str, after: tuple[int, int] | None, count: int, block: float
+    ) -> list[Event]:
         rows = await self._rows(run_id, after, count)
         if rows:
             return rows
@@ -230,14 +270,19 @@ class PgEvents(EventStore):
         ended = f"SELECT run_id FROM sg_run_events WHERE name = '{END}' AND created_at < {NOW} - %s"
         async with self.pool.connection() as conn, conn.transaction():
             await conn.execute(f"DELETE FROM sg_run_cuts WHERE run_id IN ({ended})", (retention,))
-            cur = await conn.execute(f"DELETE FROM sg_run_events WHERE run_id IN ({ended})", (retention,))
+            cur = await conn.execute(
+                f"DELETE FROM sg_run_events WHERE run_id IN ({ended})", (retention,)
+            )
             return max(0, cur.rowcount)
 
     async def last_key(self, run_id: str) -> tuple[tuple[int, int] | None, bool]:
         async with self.pool.connection() as conn:
-            row = await (await conn.execute(
-                "SELECT seq, name FROM sg_run_events WHERE run_id = %s ORDER BY seq DESC LIMIT 1",
-                (run_id,))).fetchone()
+            row = await (
+                await conn.execute(
+                    "SELECT seq, name FROM sg_run_events WHERE run_id = %s ORDER BY seq DESC LIMIT 1",
+                    (run_id,),
+                )
+            ).fetchone()
         if row is None:
             return None, False
         return (int(row[0]), 0), row[1] == END

@@ -22,6 +22,8 @@ import asyncio
 import contextlib
 import contextvars
 import logging
+import sqlite3
+import threading
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from functools import partial
@@ -33,25 +35,40 @@ from stepgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from stepgraph.server.cluster.dialect import render_sqlite
 from stepgraph.server.cluster.retry import ReplayableFlow, retrying
 from stepgraph.server.cluster.schema import bump_counter
+from stepgraph.server.storage.liteinline import BUSY_TIMEOUT_MS, is_busy, prepare_inline
 
-__all__ = ["COMMIT_SQL", "FENCE_SQL", "FencedPostgresSaver", "FencedSqliteSaver", "Lease", "LeaseLost", "current_lease"]
+__all__ = [
+    "COMMIT_SQL",
+    "FENCE_SQL",
+    "FencedPostgresSaver",
+    "FencedSqliteSaver",
+    "Lease",
+    "LeaseLost",
+    "current_lease",
+]
 
 logger = logging.getLogger("stepgraph.server")
 
-FENCE_SQL = ("SELECT cancel_action, set_config('idle_in_transaction_session_timeout', %s, true)"
-             " FROM sg_run_queue WHERE run_id = %s AND lease_epoch = %s AND status = 'running' FOR SHARE")
+FENCE_SQL = (
+    "SELECT cancel_action, set_config('idle_in_transaction_session_timeout', %s, true)"
+    " FROM sg_run_queue WHERE run_id = %s AND lease_epoch = %s AND status = 'running' FOR SHARE"
+)
 """The fence: the queue row of a run still held with this epoch (locked until commit). The
 transaction may stay idle at most the lease's length: a worker frozen inside it (SIGSTOP,
 a long GC pause) loses its session, so its row lock never blocks the reaper for long."""
 
-COMMIT_SQL = ("UPDATE sg_run_queue SET commits = GREATEST(commits, %s) WHERE run_id = %s AND lease_epoch = %s"
-              " AND status = 'running'"
-              " RETURNING cancel_action, set_config('idle_in_transaction_session_timeout', %s, true)")
+COMMIT_SQL = (
+    "UPDATE sg_run_queue SET commits = GREATEST(commits, %s) WHERE run_id = %s AND lease_epoch = %s"
+    " AND status = 'running'"
+    " RETURNING cancel_action, set_config('idle_in_transaction_session_timeout', %s, true)"
+)
 """The fence of a commit: the same condition, and the commit's number recorded with it
 (``cuts.py``: the events published before the commit are the committed ones)."""
 
-_SQLITE_COMMIT = render_sqlite("UPDATE sg_run_queue SET commits = GREATEST(commits, %s) WHERE run_id = %s"
-                               " AND lease_epoch = %s AND status = 'running' RETURNING cancel_action")
+_SQLITE_COMMIT = render_sqlite(
+    "UPDATE sg_run_queue SET commits = GREATEST(commits, %s) WHERE run_id = %s"
+    " AND lease_epoch = %s AND status = 'running' RETURNING cancel_action"
+)
 """The fence of a commit on SQLite (no idle timeout to set: the transaction holds the
 database's write lock, and it never waits for the network)."""
 
@@ -60,7 +77,9 @@ class LeaseLost(RuntimeError):  # noqa: N818 - the name says what happened
     """The run's lease moved on (expired and reclaimed): this worker may not commit for it."""
 
     def __init__(self, run_id: str, epoch: int) -> None:
-        super().__init__(f"run {run_id}: lease epoch {epoch} is no longer held; the write was refused")
+        super().__init__(
+            f"run {run_id}: lease epoch {epoch} is no longer held; the write was refused"
+        )
         self.run_id = run_id
         self.epoch = epoch
 
@@ -99,7 +118,9 @@ class Lease:
             self.on_lost()
 
 
-current_lease: contextvars.ContextVar[Lease | None] = contextvars.ContextVar("stepgraph_lease", default=None)
+current_lease: contextvars.ContextVar[Lease | None] = contextvars.ContextVar(
+    "stepgraph_lease", default=None
+)
 
 
 async def check_fence(cur: Any, lease: Lease, commit: int | None = None) -> str | None:
@@ -132,13 +153,19 @@ class FencedPostgresSaver(AsyncPostgresSaver):
         fenced = write and lease is not None
         deadline = lease.ttl * 2 if lease is not None else 30.0
         try:
-            return await retrying(partial(self._attempt, replay, lease if fenced else None), what="checkpoint write"
-                                  if write else "checkpoint read", deadline=deadline,
-                                  give_up=lambda: lease is not None and lease.lost)
+            return await retrying(
+                partial(self._attempt, replay, lease if fenced else None),
+                what="checkpoint write" if write else "checkpoint read",
+                deadline=deadline,
+                give_up=lambda: lease is not None and lease.lost,
+            )
         except LeaseLost:
             assert lease is not None
-            logger.warning("run %s: a checkpoint write of stale lease epoch %d was refused",
-                           lease.run_id, lease.epoch)
+            logger.warning(
+                "run %s: a checkpoint write of stale lease epoch %d was refused",
+                lease.run_id,
+                lease.epoch,
+            )
             lease.mark_lost()
             if self._pool:
                 with contextlib.suppress(Exception):
@@ -173,21 +200,33 @@ def _fenced_flow(flow: Flow[R], lease: Lease, commit: int, actions: list[str | N
 
 class FencedSqliteSaver(AsyncSqliteSaver):
     """``AsyncSqliteSaver`` whose writes for a leased run are conditional on the lease (the
-    queue is in the same database file). ``on_refused`` counts a refused write."""
+    queue is in the same database file). ``on_refused`` counts a refused write; ``on_commit``
+    is told of each write transaction (``inline`` connections leave the checkpoints of the
+    write-ahead log to the caller: ``liteinline.Checkpointer``).
+
+    After ``run_inline`` (``wiring``) a transaction runs on the event loop when it can start
+    at once (``liteinline``: no other connection holds the database's write lock, the saver's
+    lock is free), else in a worker thread as before.
+    """
 
     on_refused: Callable[[], Any] | None = None
+    on_commit: Callable[[], None] | None = None
+    inline = False
 
     async def _atransact(self, flow: Flow[R], write: bool) -> R:
         lease = current_lease.get()
         if not write or lease is None:
-            return await super()._atransact(flow, write)
+            return await self._either(flow, write)
         actions: list[str | None] = []
         commit = await lease.begin_commit()
         try:
-            result = await asyncio.to_thread(self._transact, _fenced_flow(flow, lease, commit, actions), True)
+            result = await self._either(_fenced_flow(flow, lease, commit, actions), True)
         except LeaseLost:
-            logger.warning("run %s: a checkpoint write of stale lease epoch %d was refused",
-                           lease.run_id, lease.epoch)
+            logger.warning(
+                "run %s: a checkpoint write of stale lease epoch %d was refused",
+                lease.run_id,
+                lease.epoch,
+            )
             lease.mark_lost()
             if self.on_refused is not None:
                 with contextlib.suppress(Exception):
@@ -196,3 +235,65 @@ class FencedSqliteSaver(AsyncSqliteSaver):
         if actions and actions[0]:
             lease.on_cancel(actions[0])
         return result
+
+    def run_inline(self, on_commit: Callable[[], None]) -> None:
+        """Let transactions run on the event loop when they can start at once; ``on_commit``
+        (a ``liteinline.Checkpointer``) checkpoints the write-ahead log instead of the
+        connection's commits. Call before the saver is used concurrently."""
+        self.lock = threading.RLock()  # an inline transaction drives its flow under it
+        with self.lock:
+            prepare_inline(self.conn, checkpoints=False)
+            self.conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        self.on_commit = on_commit
+        self.inline = True
+
+    async def _either(self, flow: Flow[R], write: bool) -> R:
+        """``flow`` in one transaction: on the loop when it can start at once, else in a thread."""
+        try:
+            started = self.inline and self._begin_inline(write)
+            if started:
+                return self._finish_inline(flow)
+            return await asyncio.to_thread(self._transact, flow, write)
+        finally:
+            if write and self.on_commit is not None:
+                self.on_commit()
+
+    def _begin_inline(self, write: bool) -> bool:
+        """Take the saver's lock and open a transaction without waiting; whether it did (the
+        lock is then held until ``_finish_inline``)."""
+        if not (self._ready and self._pragmas_done) or not self.lock.acquire(blocking=False):
+            return False
+        conn = self.conn
+        try:
+            if conn.in_transaction:
+                self.lock.release()
+                return False
+            conn.execute("PRAGMA busy_timeout = 0")
+            try:
+                conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+            finally:
+                conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        except sqlite3.OperationalError as exc:
+            self.lock.release()
+            if is_busy(exc):
+                return False
+            raise
+        except BaseException:
+            self.lock.release()
+            raise
+        return True
+
+    def _finish_inline(self, flow: Flow[R]) -> R:
+        """Drive ``flow`` in the transaction ``_begin_inline`` opened (``_transact`` joins an open
+        transaction), commit it or roll it back, and release the lock."""
+        conn = self.conn
+        try:
+            result = self._transact(flow, True)
+            conn.commit()
+            return result
+        except BaseException:
+            if conn.in_transaction:
+                conn.rollback()
+            raise
+        finally:
+            self.lock.release()

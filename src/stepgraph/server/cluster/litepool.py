@@ -4,8 +4,11 @@ It offers the part of psycopg's async pool the cluster code uses (``connection()
 ``conn.execute``, ``conn.cursor()``, ``conn.transaction()``, ``fetchone``/``fetchall``,
 ``rowcount``) over ``sqlite3``, each statement rendered for SQLite (``dialect.render_sqlite``).
 
-- Each connection has a thread of its own, so a transaction that spans several awaits never
-  waits for a thread held by someone waiting for its lock.
+- A statement runs on the event loop when it can complete at once (``liteinline``: the
+  connection fails at once on a lock), else in the connection's own thread, waiting for the
+  lock up to the busy timeout; a transaction that spans several awaits never waits for a
+  thread held by someone waiting for its lock. The connections leave checkpoints of the
+  write-ahead log to the pool's ``Checkpointer`` thread.
 - ``transaction()`` is ``BEGIN IMMEDIATE`` ... ``COMMIT``: the database's write lock from
   the first statement (other processes and the saver's and documents' connections wait for
   it, up to the busy timeout). The transactions of this process take turns on an asyncio
@@ -21,15 +24,15 @@ import asyncio
 import contextlib
 import sqlite3
 from collections.abc import AsyncIterator, Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, TypeVar
 
 from stepgraph.server.cluster.dialect import SQLITE, render_sqlite
+from stepgraph.server.storage.liteinline import Checkpointer, is_busy, prepare_inline, waiting
 
 __all__ = ["LiteConn", "LitePool"]
 
 T = TypeVar("T")
-BUSY_TIMEOUT_MS = 30_000
 
 
 class LiteCursor:
@@ -64,27 +67,51 @@ class LiteConn:
         self._raw: sqlite3.Connection | None = None
         self._notes: list[tuple[str, str]] = []
         self._in_tx = False
+        self._pending: Future[Any] | None = None
+        """The last call handed to the thread (the next runs after it while it is not done)."""
+        self._changes = 0
 
     async def _call(self, fn: Callable[[], T]) -> T:
-        return await asyncio.get_running_loop().run_in_executor(self._thread, fn)
+        """``fn`` in the connection's thread, waiting for locks up to the busy timeout."""
+        raw = self._raw
+        call = fn if raw is None else (lambda: waiting(raw, fn))
+        future = self._thread.submit(call)
+        self._pending = future
+        return await asyncio.wrap_future(future)
+
+    async def _run(self, fn: Callable[[], T]) -> T:
+        """``fn`` on the calling thread when the database lets it complete at once, else
+        (locked, or the connection's thread still busy with a cancelled call) in the thread."""
+        if self._pending is None or self._pending.done():
+            self._pending = None
+            try:
+                return fn()
+            except sqlite3.OperationalError as exc:
+                if not is_busy(exc):
+                    raise
+        return await self._call(fn)
 
     async def open(self) -> None:
         def connect() -> sqlite3.Connection:
             raw = sqlite3.connect(self.pool.path, check_same_thread=False, isolation_level=None)
-            raw.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
             raw.execute("PRAGMA synchronous = NORMAL")
-            raw.create_function("pg_notify", 2, lambda ch, payload: self._notes.append((ch, payload or "")))
+            prepare_inline(raw, checkpoints=False)
+            raw.create_function(
+                "pg_notify", 2, lambda ch, payload: self._notes.append((ch, payload or ""))
+            )
             raw.create_function("set_config", 3, lambda name, value, local: value)
             return raw
 
-        self._raw = await self._call(connect)
+        self._raw = await asyncio.get_running_loop().run_in_executor(self._thread, connect)
 
     async def close(self) -> None:
         if self._raw is not None:
             await self._call(self._raw.close)
         self._thread.shutdown(wait=False)
 
-    async def _statement(self, sql: str, params: Any, *, many: bool) -> tuple[list[tuple[Any, ...]], int]:
+    async def _statement(
+        self, sql: str, params: Any, *, many: bool
+    ) -> tuple[list[tuple[Any, ...]], int]:
         raw = self._raw
         assert raw is not None, "connection not open"
         text = render_sqlite(sql)
@@ -97,8 +124,12 @@ class LiteConn:
             finally:
                 cur.close()
 
-        result = await self._call(run)
+        # several autocommit rows are not one statement: a busy one would leave the first ones written
+        result = await (self._call(run) if many and not self._in_tx else self._run(run))
         if not self._in_tx:
+            if raw.total_changes != self._changes:  # an autocommit write
+                self._changes = raw.total_changes
+                self.pool.checkpointer.committed()
             self._deliver()
         return result
 
@@ -123,25 +154,27 @@ class LiteConn:
             yield self
             return
         async with self.pool.write_lock:
-            await self._call(lambda: raw.execute("BEGIN IMMEDIATE"))
+            await self._run(lambda: raw.execute("BEGIN IMMEDIATE"))
             self._in_tx = True
             try:
                 yield self
             except BaseException:
                 self._notes.clear()
                 # the thread runs it after any statement still in flight (cancelled waits)
-                done = asyncio.get_running_loop().run_in_executor(self._thread, self._rollback)
+                done = self._pending = self._thread.submit(self._rollback)
                 with contextlib.suppress(BaseException):
-                    await asyncio.shield(done)
+                    await asyncio.shield(asyncio.wrap_future(done))
                 self._in_tx = False
                 raise
             try:
-                await self._call(raw.commit)
+                await self._run(raw.commit)
+                self._changes = raw.total_changes
+                self.pool.checkpointer.committed()
             except BaseException:
                 self._notes.clear()
-                done = asyncio.get_running_loop().run_in_executor(self._thread, self._rollback)
+                done = self._pending = self._thread.submit(self._rollback)
                 with contextlib.suppress(BaseException):
-                    await asyncio.shield(done)
+                    await asyncio.shield(asyncio.wrap_future(done))
                 raise
             finally:
                 self._in_tx = False
@@ -163,9 +196,11 @@ class LitePool:
         self.listener = listener
         self.size = size
         self.write_lock = asyncio.Lock()
-        self._idle: asyncio.Queue[LiteConn] = asyncio.Queue()
+        # the connection used last is lent first: its page cache is the likeliest to be current
+        self._idle: asyncio.Queue[LiteConn] = asyncio.LifoQueue()
         self._all: list[LiteConn] = []
         self.conninfo = f"sqlite:///{path}"
+        self.checkpointer = Checkpointer(path)
 
     async def open(self) -> None:
         for _ in range(self.size):
@@ -179,6 +214,7 @@ class LitePool:
             with contextlib.suppress(Exception):
                 await conn.close()
         self._all.clear()
+        await asyncio.to_thread(self.checkpointer.close)
 
     @contextlib.asynccontextmanager
     async def connection(self, timeout: float | None = None) -> AsyncIterator[LiteConn]:

@@ -47,12 +47,19 @@ __all__ = ["ClusterRunQueue"]
 
 logger = logging.getLogger("stepgraph.server")
 
-_HEARTBEAT = (f"UPDATE sg_run_queue SET lease_expires = {NOW} + %s WHERE run_id = %s AND lease_epoch = %s"
-              " AND status = 'running' RETURNING cancel_action")
-_REAP = (f"UPDATE sg_run_queue SET status = 'pending', priority = 0, lease_owner = NULL"
-         f" WHERE status = 'running' AND lease_expires < {NOW} RETURNING run_id, lease_owner, attempt, lease_epoch")
-_RELEASE = ("UPDATE sg_run_queue SET status = 'pending', priority = 0, lease_owner = NULL"
-            " WHERE run_id = %s AND lease_epoch = %s AND status = 'running'")
+_HEARTBEAT = (
+    f"UPDATE sg_run_queue SET lease_expires = {NOW} + %s WHERE run_id = %s AND lease_epoch = %s"
+    " AND status = 'running' RETURNING cancel_action"
+)
+_REAP = (
+    f"UPDATE sg_run_queue SET status = 'pending', priority = 0, lease_owner = NULL"
+    f" WHERE status = 'running' AND lease_expires < {NOW} RETURNING run_id, lease_owner, attempt, lease_epoch"
+)
+_DUE = f"SELECT 1 FROM sg_run_queue WHERE status = 'pending' AND not_before <= {NOW} LIMIT 1"
+_RELEASE = (
+    "UPDATE sg_run_queue SET status = 'pending', priority = 0, lease_owner = NULL"
+    " WHERE run_id = %s AND lease_epoch = %s AND status = 'running'"
+)
 
 Starter = Callable[[dict[str, Any], Lease], Awaitable[RunJob | None]]
 
@@ -60,8 +67,16 @@ Starter = Callable[[dict[str, Any], Lease], Awaitable[RunJob | None]]
 class ClusterRunQueue(RunQueue):
     """The cluster's queue as seen by one process (see the module docstring)."""
 
-    def __init__(self, ctx: ServerContext, pool: Any, listener: Listener, opts: ClusterOptions,
-                 execute: Callable[[RunJob], Awaitable[None]], *, n_jobs: int) -> None:
+    def __init__(
+        self,
+        ctx: ServerContext,
+        pool: Any,
+        listener: Listener,
+        opts: ClusterOptions,
+        execute: Callable[[RunJob], Awaitable[None]],
+        *,
+        n_jobs: int,
+    ) -> None:
         self.ctx = ctx
         self.pool = pool
         self.listener = listener
@@ -115,7 +130,9 @@ class ClusterRunQueue(RunQueue):
 
     # -- RunQueue (this process's runs) -------------------------------------------------------
     def submit(self, job: RunJob) -> None:
-        raise RuntimeError("cluster runs are admitted in Postgres (cluster.admission), not submitted")
+        raise RuntimeError(
+            "cluster runs are admitted in Postgres (cluster.admission), not submitted"
+        )
 
     def job(self, run_id: str) -> RunJob | None:
         return self._jobs.get(run_id)
@@ -128,12 +145,16 @@ class ClusterRunQueue(RunQueue):
         local = self._jobs.get(job.run_id)
         if local is not None:
             self._cancel_local(local, action)
-        task = asyncio.get_running_loop().create_task(self.ctx.service.cancel_quietly(job.run_id, action))
+        task = asyncio.get_running_loop().create_task(
+            self.ctx.service.cancel_quietly(job.run_id, action)
+        )
         self._tasks.append(task)
         task.add_done_callback(lambda t: self._tasks.remove(t) if t in self._tasks else None)
 
     def subscribe(self, thread_id: str) -> asyncio.Queue[RunJob]:
-        return asyncio.Queue()  # unused: the thread-wide stream reads the queue table (ClusterRunService)
+        return (
+            asyncio.Queue()
+        )  # unused: the thread-wide stream reads the queue table (ClusterRunService)
 
     def unsubscribe(self, thread_id: str, queue: asyncio.Queue[RunJob]) -> None:
         return None
@@ -189,10 +210,14 @@ class ClusterRunQueue(RunQueue):
 
     async def _claim(self) -> dict[str, Any] | None:
         dialect = dialect_of(self.pool)
+        if not await self._due():
+            return None
         for _ in range(5):
             try:
                 async with self.pool.connection() as conn, conn.transaction():
-                    got = await (await conn.execute(dialect.claim, (self.owner, self.opts.lease_ttl))).fetchone()
+                    got = await (
+                        await conn.execute(dialect.claim, (self.owner, self.opts.lease_ttl))
+                    ).fetchone()
                     if got is not None:  # before the commit: a cancel noted from then on is kept
                         self._starting[got[0]] = None
                         if dialect.after_claim is not None:
@@ -202,12 +227,26 @@ class ClusterRunQueue(RunQueue):
             if got is None:
                 return None
             run_id, thread_id, epoch, attempt, cancel_action, prev_commits = got
-            return {"run_id": run_id, "thread_id": thread_id, "epoch": int(epoch), "attempt": int(attempt),
-                    "cancel_action": cancel_action, "prev_commits": int(prev_commits)}
+            return {
+                "run_id": run_id,
+                "thread_id": thread_id,
+                "epoch": int(epoch),
+                "attempt": int(attempt),
+                "cancel_action": cancel_action,
+                "prev_commits": int(prev_commits),
+            }
         return None
 
+    async def _due(self) -> bool:
+        """Whether a run may be due (one read, no lock): a wake-up that finds none skips the
+        claim's transaction. A run admitted after this read wakes the loop again."""
+        async with self.pool.connection() as conn:
+            return await (await conn.execute(_DUE)).fetchone() is not None
+
     async def _start(self, row: dict[str, Any]) -> None:
-        lease = Lease(row["run_id"], row["thread_id"], row["epoch"], row["attempt"], ttl=self.opts.lease_ttl)
+        lease = Lease(
+            row["run_id"], row["thread_id"], row["epoch"], row["attempt"], ttl=self.opts.lease_ttl
+        )
         assert self.starter is not None
         self._starting.setdefault(lease.run_id, None)
         try:
@@ -223,13 +262,17 @@ class ClusterRunQueue(RunQueue):
         lease.on_lost = lambda: self._lost(job)
         lease.on_cancel = lambda action: self._cancel_local(job, action)
         self._jobs[job.run_id] = job
-        job.task = asyncio.get_running_loop().create_task(self._run(job, lease), name=f"run-{job.run_id}")
+        job.task = asyncio.get_running_loop().create_task(
+            self._run(job, lease), name=f"run-{job.run_id}"
+        )
         if early:  # once the task has started (a task cancelled before its first step runs nothing)
             asyncio.get_running_loop().call_soon(self._cancel_local, job, early)
 
     async def _run(self, job: RunJob, lease: Lease) -> None:
         current_lease.set(lease)
-        beat = asyncio.get_running_loop().create_task(self._heartbeat(job, lease), name=f"beat-{job.run_id}")
+        beat = asyncio.get_running_loop().create_task(
+            self._heartbeat(job, lease), name=f"beat-{job.run_id}"
+        )
         try:
             job.started = True
             await self._execute(job)
@@ -249,14 +292,20 @@ class ClusterRunQueue(RunQueue):
             await asyncio.sleep(self.opts.heartbeat)
             try:
                 async with self.pool.connection(timeout=self.opts.heartbeat) as conn:
-                    got = await (await conn.execute(
-                        _HEARTBEAT, (self.opts.lease_ttl, lease.run_id, lease.epoch))).fetchone()
+                    got = await (
+                        await conn.execute(
+                            _HEARTBEAT, (self.opts.lease_ttl, lease.run_id, lease.epoch)
+                        )
+                    ).fetchone()
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # noqa: BLE001 - retried until the lease would have expired
                 if time.monotonic() - renewed + self.opts.heartbeat >= self.opts.lease_ttl:
-                    logger.warning("run %s: heartbeat failed (%s) and the lease is about to expire",
-                                   lease.run_id, exc)
+                    logger.warning(
+                        "run %s: heartbeat failed (%s) and the lease is about to expire",
+                        lease.run_id,
+                        exc,
+                    )
                     lease.mark_lost()
                     return
                 continue
@@ -269,7 +318,9 @@ class ClusterRunQueue(RunQueue):
 
     # -- reaping ------------------------------------------------------------------------------
     async def _reaper_loop(self) -> None:
-        if dialect_of(self.pool).local_owners:  # one machine: what a killed process held resumes now
+        if dialect_of(
+            self.pool
+        ).local_owners:  # one machine: what a killed process held resumes now
             with contextlib.suppress(Exception):
                 await self.reap()
         while not self._closing:
@@ -300,14 +351,22 @@ class ClusterRunQueue(RunQueue):
 
     async def _expire_dead_owners(self) -> None:
         async with self.pool.connection() as conn:
-            rows = await (await conn.execute(
-                "SELECT DISTINCT lease_owner FROM sg_run_queue WHERE status = 'running'")).fetchall()
-        dead = [owner for (owner,) in rows if owner and owner != self.owner and _process_gone(owner)]
+            rows = await (
+                await conn.execute(
+                    "SELECT DISTINCT lease_owner FROM sg_run_queue WHERE status = 'running'"
+                )
+            ).fetchall()
+        dead = [
+            owner for (owner,) in rows if owner and owner != self.owner and _process_gone(owner)
+        ]
         for owner in dead:
             logger.warning("lease holder %s is gone: its runs go back in the queue now", owner)
             async with self.pool.connection() as conn:
-                await conn.execute("UPDATE sg_run_queue SET lease_expires = 0 WHERE status = 'running'"
-                                   " AND lease_owner = %s", (owner,))
+                await conn.execute(
+                    "UPDATE sg_run_queue SET lease_expires = 0 WHERE status = 'running'"
+                    " AND lease_owner = %s",
+                    (owner,),
+                )
 
 
 def _process_gone(owner: str) -> bool:

@@ -3,6 +3,7 @@ the one process of a SQLite file (the same classes; ``dialect`` and ``litepool``
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import TYPE_CHECKING, Any
 
@@ -29,8 +30,14 @@ logger = logging.getLogger("stepgraph.server")
 class ClusterParts:
     """What ``start_cluster`` started, to stop at shutdown."""
 
-    def __init__(self, listener: Listener, events: SharedEventLog, queue: ClusterRunQueue,
-                 thread_logs: SharedThreadLogs, pool: LitePool | None = None) -> None:
+    def __init__(
+        self,
+        listener: Listener,
+        events: SharedEventLog,
+        queue: ClusterRunQueue,
+        thread_logs: SharedThreadLogs,
+        pool: LitePool | None = None,
+    ) -> None:
         self.listener = listener
         self.events = events
         self.queue = queue
@@ -61,26 +68,33 @@ async def start_cluster(ctx: ServerContext, opts: ClusterOptions, *, n_jobs: int
         listener: Listener = Listener(pool.conninfo)
     elif backend.name == "sqlite" and backend.location != ":memory:":
         if opts.redis_url or opts.role != "all":
-            raise ValueError("a cluster of several processes needs PostgreSQL: pass --database-url postgresql://...")
+            raise ValueError(
+                "a cluster of several processes needs PostgreSQL: pass --database-url postgresql://..."
+            )
         listener = LocalListener()
         pool = lite = LitePool(backend.location, listener, size=min(16, n_jobs + 4))
         await lite.open()
         await setup_cluster_schema(pool)
         old = backend.saver
         saver = FencedSqliteSaver(old.conn)  # type: ignore[attr-defined]
-        saver.lock = old.lock  # type: ignore[attr-defined]  # one connection, one lock
         saver.on_refused = lambda: bump_counter(pool, "stale_writes_refused")
         await saver.setup()
+        await asyncio.to_thread(saver.run_inline, lite.checkpointer.committed)
+        old.lock = saver.lock  # type: ignore[attr-defined]  # one connection, one lock
     else:
         raise ValueError("the run queue needs PostgreSQL or a SQLite file (not ':memory:')")
     backend.saver = saver
     listener.start()
     if opts.redis_url:
-        store: Any = RedisEvents(opts.redis_url, prefix=opts.prefix, retention=opts.stream_retention)
+        store: Any = RedisEvents(
+            opts.redis_url, prefix=opts.prefix, retention=opts.stream_retention
+        )
         thread_store: Any = RedisThreadEvents(store.client, opts.prefix)
     else:
         store = PgEvents(pool, lambda run_id, timeout: listener.wait("sg_events", run_id, timeout))
-        thread_store = PgThreadEvents(pool, lambda key, timeout: listener.wait("sg_events", key, timeout))
+        thread_store = PgThreadEvents(
+            pool, lambda key, timeout: listener.wait("sg_events", key, timeout)
+        )
     events = SharedEventLog(store, max_bytes=ctx.limits.run_log_bytes)
     ctx.events = events
 
@@ -91,8 +105,13 @@ async def start_cluster(ctx: ServerContext, opts: ClusterOptions, *, n_jobs: int
     async def exists(thread_id: str) -> bool:
         return await ctx.threads.find(thread_id) is not None
 
-    ctx.thread_logs = SharedThreadLogs(thread_store, announce=announce, exists=exists,
-                                       max_bytes=ctx.limits.thread_log_bytes, total_bytes=ctx.limits.thread_logs_bytes)
+    ctx.thread_logs = SharedThreadLogs(
+        thread_store,
+        announce=announce,
+        exists=exists,
+        max_bytes=ctx.limits.thread_log_bytes,
+        total_bytes=ctx.limits.thread_logs_bytes,
+    )
     listener.on("sg_gone", ctx.thread_logs.forget)
     executor = ClusterExecutor(ctx, pool)
     queue = ClusterRunQueue(ctx, pool, listener, opts, executor, n_jobs=n_jobs)
@@ -110,7 +129,13 @@ async def start_cluster(ctx: ServerContext, opts: ClusterOptions, *, n_jobs: int
     ctx.queue = queue
     ctx.service = ClusterRunService(ctx, pool, listener, pg_events=not opts.redis_url)
     queue.start()
-    logger.info("cluster role %s: lease %.1f s, heartbeat %.1f s, reaper %.1f s, events in %s, %s",
-                opts.role, opts.lease_ttl, opts.heartbeat, opts.reaper,
-                "Redis" if opts.redis_url else "Postgres", f"{n_jobs} job(s)" if opts.executes else "no jobs")
+    logger.info(
+        "cluster role %s: lease %.1f s, heartbeat %.1f s, reaper %.1f s, events in %s, %s",
+        opts.role,
+        opts.lease_ttl,
+        opts.heartbeat,
+        opts.reaper,
+        "Redis" if opts.redis_url else "Postgres",
+        f"{n_jobs} job(s)" if opts.executes else "no jobs",
+    )
     return ClusterParts(listener, events, queue, ctx.thread_logs, lite)

@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 
 from stepgraph.server.storage import records
 from stepgraph.server.storage.base import Backend, decode_doc
+from stepgraph.server.storage.liteinline import is_busy, prepare_inline, waiting
 from stepgraph.server.storage.sqlbase import LEGACY_TABLE, TABLE, SqlDocStore
 from stepgraph.server.storage.sqlquery import SqliteQuery
 
@@ -38,7 +39,9 @@ def _lower(text: Any) -> Any:
 
 
 class SqliteDocStore(SqlDocStore):
-    """Documents in the records table; SQL runs in a worker thread on one connection."""
+    """Documents in the records table, on one connection. A statement runs on the calling
+    thread unless the connection is in use or the database is locked: then in a worker
+    thread, waiting for the lock (``liteinline``)."""
 
     dialect = SqliteQuery
 
@@ -55,14 +58,24 @@ class SqliteDocStore(SqlDocStore):
                     raise
                 time.sleep(0.01)
         self.conn.execute("PRAGMA synchronous = NORMAL")
+        prepare_inline(self.conn, checkpoints=True)
         # Python's lower() (Unicode), as name searches always did
         self.conn.create_function("sg_lower", 1, _lower, deterministic=True)
         self.sql_lock = threading.Lock()
 
     async def _run(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        if self.sql_lock.acquire(blocking=False):
+            try:
+                return fn(self.conn)
+            except sqlite3.OperationalError as exc:
+                if not is_busy(exc):
+                    raise
+            finally:
+                self.sql_lock.release()
+
         def call() -> T:
             with self.sql_lock:
-                return fn(self.conn)
+                return waiting(self.conn, lambda: fn(self.conn))
 
         return await asyncio.to_thread(call)
 
@@ -80,13 +93,15 @@ class SqliteDocStore(SqlDocStore):
         try:
             for stmt in _DDL:
                 conn.execute(stmt)
-            legacy = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
-                                  (LEGACY_TABLE,)).fetchone()
+            legacy = conn.execute(
+                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (LEGACY_TABLE,)
+            ).fetchone()
             if legacy:
                 self._migrate(conn)
             conn.execute("COMMIT")
         except BaseException:
-            conn.execute("ROLLBACK")
+            if conn.in_transaction:  # not when BEGIN itself was refused (busy)
+                conn.execute("ROLLBACK")
             raise
 
     def _migrate(self, conn: sqlite3.Connection) -> None:
@@ -107,8 +122,12 @@ class SqliteDocStore(SqlDocStore):
 
 
 @asynccontextmanager
-async def open_sqlite(path: str | Path, *, store_index: dict[str, Any] | None = None,
-                      store_ttl: dict[str, Any] | None = None) -> AsyncIterator[Backend]:
+async def open_sqlite(
+    path: str | Path,
+    *,
+    store_index: dict[str, Any] | None = None,
+    store_ttl: dict[str, Any] | None = None,
+) -> AsyncIterator[Backend]:
     """Documents, checkpoints (``AsyncSqliteSaver``) and store (``AsyncSqliteStore``) in ``path``."""
     from stepgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
     from stepgraph.store.sqlite.aio import AsyncSqliteStore
@@ -119,8 +138,10 @@ async def open_sqlite(path: str | Path, *, store_index: dict[str, Any] | None = 
     docs = SqliteDocStore(path)
     await docs.setup()
     try:
-        async with AsyncSqliteSaver.from_conn_string(path) as saver, \
-                AsyncSqliteStore.from_conn_string(path, index=store_index, ttl=store_ttl) as store:
+        async with (
+            AsyncSqliteSaver.from_conn_string(path) as saver,
+            AsyncSqliteStore.from_conn_string(path, index=store_index, ttl=store_ttl) as store,
+        ):
             await saver.setup()
             await store.setup()
             yield Backend("sqlite", docs, saver, store, path)
