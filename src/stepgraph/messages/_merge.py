@@ -26,7 +26,7 @@ from typing import Any, Final
 from stepgraph.messages import _dict
 from stepgraph.messages._dict import REMOVE_ALL_MESSAGES
 
-__all__ = ["FORMATS", "check_format", "langchain_available", "merge_messages"]
+__all__ = ["FORMATS", "check_format", "langchain_available", "merge_messages", "prepare"]
 
 FORMATS: Final = (None, "langchain-openai", "dict")
 """Accepted values of ``add_messages(format=...)``."""
@@ -63,6 +63,14 @@ def _backend(format: str | None) -> ModuleType:
     return _lc
 
 
+def prepare(format: str | None) -> None:
+    """Load what merges in ``format`` use (langchain-core in langchain mode) now: a compiled
+    graph calls this for its message reducers, so its first step does not pay the import
+    (LangGraph pays it when its message module is imported)."""
+    check_format(format)
+    _backend(format)
+
+
 def merge_messages(left: Any, right: Any, format: str | None = None) -> list[Any]:
     """Merge ``right`` into ``left`` by message id (see ``stepgraph.graph.add_messages``)."""
     check_format(format)
@@ -96,8 +104,17 @@ def merge_messages(left: Any, right: Any, format: str | None = None) -> list[Any
         merged, merged_ids, index = _merge(l_msgs, l_ids, r_msgs, r_ids, r_removes, l_index)
         _remember(merged, merged_ids, backend, index)
         if len(right) == len(r_msgs) and all(map(_has_id, right)):
-            _DONE[(id(left), id(given))] = (left, len(left), left[-1] if left else None, given,
-                                           tuple(right), backend, merged, merged_ids, index)
+            _DONE[(id(left), id(given))] = (
+                left,
+                len(left),
+                left[-1] if left else None,
+                given,
+                tuple(right),
+                backend,
+                merged,
+                merged_ids,
+                index,
+            )
             while len(_DONE) > _DONE_MAX:
                 try:
                     _DONE.popitem(last=False)
@@ -135,7 +152,12 @@ def _known_ids(
     if entry is None:
         return None
     ref, length, last, ids, kind, index = entry
-    if ref is not left or len(left) != length or kind is not backend or (left and left[-1] is not last):
+    if (
+        ref is not left
+        or len(left) != length
+        or kind is not backend
+        or (left and left[-1] is not last)
+    ):
         return None
     return ids, index
 
@@ -143,8 +165,7 @@ def _known_ids(
 def _remember(
     merged: list[Any], ids: list[str], backend: ModuleType, index: dict[str, int] | None
 ) -> None:
-    _KNOWN[id(merged)] = (merged, len(merged), merged[-1] if merged else None, ids, backend,
-                          index)
+    _KNOWN[id(merged)] = (merged, len(merged), merged[-1] if merged else None, ids, backend, index)
     while len(_KNOWN) > _KNOWN_MAX:
         try:
             _KNOWN.popitem(last=False)
@@ -156,8 +177,17 @@ def _remember(
 # copy of the channel, then the step's update merges the same write into the same value.
 # When every message of ``right`` came with an id (nothing random was made), the result is
 # the earlier one, as a new list (same message objects, as for messages written as objects).
-_Done = tuple[list[Any], int, Any, list[Any], tuple[Any, ...], ModuleType, list[Any],
-              list[str], dict[str, int] | None]
+_Done = tuple[
+    list[Any],
+    int,
+    Any,
+    list[Any],
+    tuple[Any, ...],
+    ModuleType,
+    list[Any],
+    list[str],
+    dict[str, int] | None,
+]
 _DONE: OrderedDict[tuple[int, int], _Done] = OrderedDict()
 _DONE_MAX = 8
 
@@ -176,8 +206,12 @@ def _repeat(left: list[Any], given: Any, right: list[Any], backend: ModuleType) 
         return None
     l_ref, l_len, l_last, r_ref, r_items, kind, merged, ids, index = entry
     if (
-        l_ref is not left or r_ref is not given or kind is not backend or len(left) != l_len
-        or (left and left[-1] is not l_last) or len(right) != len(r_items)
+        l_ref is not left
+        or r_ref is not given
+        or kind is not backend
+        or len(left) != l_len
+        or (left and left[-1] is not l_last)
+        or len(right) != len(r_items)
         or not all(map(_same, right, r_items))
     ):
         return None
