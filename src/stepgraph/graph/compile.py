@@ -25,6 +25,7 @@ from stepgraph.graph.jsonschema import state_jsonschema
 from stepgraph.graph.state_schema import make_mapper
 from stepgraph.graph.subgraph_find import find_subgraphs
 from stepgraph.graph.writers import EdgeWriter, StartWriter, StateUpdateWriter
+from stepgraph.pregel.api import load_run_modules
 from stepgraph.pregel.main import Pregel
 from stepgraph.pregel.schemas import schema_json
 from stepgraph.types import TimeoutPolicy, ensure_valid_checkpointer
@@ -201,6 +202,7 @@ def compile_graph(
     )
     graph.builder = builder
     _prepare_reducers(builder.channels.values())
+    load_run_modules()
     graph.state_keys = keyset
     graph.managed = {k: v for k, v in builder.managed.items()}
     builder.compiled = True
