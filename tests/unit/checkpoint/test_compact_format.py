@@ -119,6 +119,29 @@ def test_stored_pieces_round_trip(raw: bytes) -> None:
     assert len(pack_piece(raw)) <= len(raw) + 1
 
 
+def test_small_and_large_pieces_read_with_the_full_window_either_way() -> None:
+    """Small pieces are deflated with a 2 KiB window, larger ones with the full one; both
+    read with the full-window inflater of the format, and pieces stored before (full window
+    at any size) still read."""
+    import zlib
+
+    from stepgraph.checkpoint._squeeze import _DICTIONARY_V1, _SMALL, pack_piece, unpack_piece
+
+    words = [b"content", b"kwargs", b"metadata", b"weather", b"answer", b"tool", b"call"]
+    text = b" ".join(words[i * i % 7] + str(i).encode() for i in range(2000))
+    for size in (60, 400, _SMALL, _SMALL + 1, 5000):
+        raw = text[:size]
+        stored = pack_piece(raw)
+        assert stored[0] == 1  # DEFLATE_V1
+        inflate = zlib.decompressobj(-15, _DICTIONARY_V1)
+        assert inflate.decompress(stored[1:]) + inflate.flush() == raw
+        deflate = zlib.compressobj(
+            6, zlib.DEFLATED, -15, 8, zlib.Z_DEFAULT_STRATEGY, _DICTIONARY_V1
+        )
+        before = b"\x01" + deflate.compress(raw) + deflate.flush()
+        assert unpack_piece(before, 1 << 20) == raw
+
+
 def test_a_message_piece_is_stored_compressed() -> None:
     """The preset dictionary lets deflate shorten even a short message to about half."""
     from stepgraph.checkpoint._squeeze import pack_piece
