@@ -30,6 +30,7 @@ of an arbitrary exception (``reading``).
 from __future__ import annotations
 
 import functools
+import operator
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -195,6 +196,10 @@ _KEEP = object()
 """``_encode_list``: leave the channel's delta memory as it is."""
 
 
+_SIZE = operator.itemgetter(2)
+"""The encoded bytes of a ``_resolve`` part."""
+
+
 def _newer(version: str, than: str) -> bool:
     """True when ``version`` sorts after ``than`` as fixed-width version strings."""
     return len(version) == len(than) and version > than
@@ -354,9 +359,11 @@ class SaverCodec:
         return typ, data, len(data)
 
     def _remember(self, tips: list[tuple[tuple[str, str, str], _Tip | None]]) -> None:
+        held = self._tips.items
         for key, tip in tips:
             if tip is None:
-                self._tips.pop(key)
+                if key in held:  # (most channels are not lists: nothing to forget)
+                    self._tips.pop(key)
             else:  # costs the encoded bytes of the list (its snapshot and the deltas since)
                 self._tips.put(key, tip, tip.snapshot_bytes + tip.delta_bytes + ENTRY_OVERHEAD)
 
@@ -529,6 +536,7 @@ class SaverCodec:
         """The value of a blob, following its delta chain; ``chain`` receives
         ``(snapshot version, snapshot bytes, delta bytes)`` of a list read that way."""
         parts: list[tuple[str, bytes, int]] = []  # (type, data, bytes of the joined encoding)
+        pieced = 0  # parts holding split elements
         seen: set[str] = set()
         while True:
             if key[3] in seen:
@@ -561,15 +569,16 @@ class SaverCodec:
                     n = len(found)  # (``array_size``, inline: this runs once per chain row)
                     size = (1 if n < 16 else 3 if n < 0x10000 else 5) + sum(map(len, found))
                     parts.append((PIECED, found, size))  # type: ignore[arg-type]
+                    pieced += 1
             if typ != PIECED:
                 parts.append((typ, data, len(data)))
             if base is None:
                 break
             key = (key[0], key[1], key[2], base)
         if chain is not None:
-            chain.append((key[3], parts[-1][2], sum(p[2] for p in parts[:-1])))
-        if any(p[0] == PIECED for p in parts):
-            return self._load_elements(parts)
+            chain.append((key[3], parts[-1][2], sum(map(_SIZE, parts[:-1]))))
+        if pieced:
+            return self._load_elements(parts, only_pieced=pieced == len(parts))
         loads = self.serde.loads_typed
         if len(parts) == 1:
             return loads(parts[0][:2])
@@ -582,13 +591,13 @@ class SaverCodec:
             value.extend(loads(part[:2]))
         return value
 
-    def _load_elements(self, parts: list[Any]) -> list[Any]:
+    def _load_elements(self, parts: list[Any], *, only_pieced: bool = False) -> list[Any]:
         """A list from its parts, snapshot last; a ``PIECED`` part holds the encoded elements,
         served by the decoded-elements cache (``_decoded``), the others are decoded whole."""
         assert self._decoded is not None
         flat = [e for typ, data, _ in reversed(parts) if typ == PIECED for e in data]
         loaded = self._decoded.load(flat, self._loads_array)
-        if all(p[0] == PIECED for p in parts):  # the usual chain: every row split
+        if only_pieced:  # the usual chain: every row split
             return loaded
         value: list[Any] = []
         at = 0
