@@ -39,13 +39,19 @@ def _step(state: State) -> dict[str, Any]:
 
 
 def _graph(saver: Any) -> Any:
-    return (StateGraph(State).add_node("step", _step).add_edge(START, "step")
-            .add_conditional_edges("step", lambda s: "step" if s["n"] < STEPS else END, ["step", END])
-            .compile(checkpointer=saver))
+    return (
+        StateGraph(State)
+        .add_node("step", _step)
+        .add_edge(START, "step")
+        .add_conditional_edges("step", lambda s: "step" if s["n"] < STEPS else END, ["step", END])
+        .compile(checkpointer=saver)
+    )
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres), "memory"])
-def saver(request: pytest.FixtureRequest, tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+def saver(
+    request: pytest.FixtureRequest, tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Any]:
     monkeypatch.setenv("STEPGRAPH_SAVER_CACHE_BYTES", "256KiB")
     if request.param == "sqlite":
         from stepgraph.checkpoint.sqlite import SqliteSaver
@@ -74,7 +80,9 @@ def _usage_within_budget(codec: Any) -> dict[str, tuple[int, int, int]]:
 
 def test_caches_hold_their_budget_after_large_runs(saver: Any) -> None:
     graph = _graph(saver)
-    threads = [f"thread-{i}-" + "t" * (60 if i % 2 else 0) for i in range(THREADS)]  # long ids get keys
+    threads = [
+        f"thread-{i}-" + "t" * (60 if i % 2 else 0) for i in range(THREADS)
+    ]  # long ids get keys
     for tid in threads:
         graph.invoke({"items": ["start"]}, {"configurable": {"thread_id": tid}})
         _usage_within_budget(saver._codec)
@@ -90,7 +98,7 @@ def test_caches_hold_their_budget_after_large_runs(saver: Any) -> None:
     # the next turn of a thread whose tips were dropped still stores and reads exactly
     graph.invoke({"items": ["more"]}, {"configurable": {"thread_id": threads[0]}})
     state = graph.get_state({"configurable": {"thread_id": threads[0]}})
-    assert state.values["items"][STEPS + 1:] == ["more", f"{STEPS + 1}:" + "m" * ITEM]
+    assert state.values["items"][STEPS + 1 :] == ["more", f"{STEPS + 1}:" + "m" * ITEM]
     assert state.values["n"] == STEPS + 1
     _usage_within_budget(saver._codec)
 
@@ -100,7 +108,7 @@ def test_lru_counts_what_it_holds() -> None:
     for i in range(20):
         lru.put(i, b"x" * 100, 100 + ENTRY_OVERHEAD)
         assert lru.spent <= 1000 and lru.spent == (100 + ENTRY_OVERHEAD) * len(lru)
-    assert list(lru) == [14, 15, 16, 17, 18, 19][-len(lru):]
+    assert list(lru) == [14, 15, 16, 17, 18, 19][-len(lru) :]
     lru.put("huge", b"", 5000)  # larger than the budget: not kept, nothing evicted for it
     assert "huge" not in lru and len(lru) > 0
     assert lru.pop(19) == b"x" * 100 and 19 not in lru
@@ -108,10 +116,27 @@ def test_lru_counts_what_it_holds() -> None:
     assert lru.spent == 0 and len(lru) == 0
 
 
+def test_lru_get_many_and_pop() -> None:
+    lru = Lru(1000)
+    for key in "abc":
+        lru.put(key, key.upper(), 10)
+    found, missing = lru.get_many(["a", "x", "c"])
+    assert found == {"a": "A", "c": "C"} and missing == ["x"]
+    assert list(lru) == ["b", "a", "c"]  # hits became the most recently used
+    assert lru.pop("x") is None and lru.pop("b") == "B" and lru.spent == 20
+
+
 def test_budget_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    assert parse_bytes("8MiB") == 8 << 20 and parse_bytes("512k") == 512 << 10 and parse_bytes("100") == 100
+    assert (
+        parse_bytes("8MiB") == 8 << 20
+        and parse_bytes("512k") == 512 << 10
+        and parse_bytes("100") == 100
+    )
     monkeypatch.setenv("STEPGRAPH_SAVER_CACHE_BYTES", "1MiB")
-    assert sum(cache_budgets().values()) <= 1 << 20 and cache_budgets()["lists"] == (1 << 20) * 32 // 100
+    assert (
+        sum(cache_budgets().values()) <= 1 << 20
+        and cache_budgets()["lists"] == (1 << 20) * 32 // 100
+    )
     monkeypatch.setenv("STEPGRAPH_SAVER_CACHE_BYTES", "lots")
     with pytest.raises(ValueError, match="STEPGRAPH_SAVER_CACHE_BYTES"):
         cache_budgets()

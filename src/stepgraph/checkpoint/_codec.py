@@ -30,13 +30,14 @@ of an arbitrary exception (``reading``).
 from __future__ import annotations
 
 import functools
+import operator
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from stepgraph.checkpoint._concat import MSGPACK, encodes_plain_arrays, join_arrays
-from stepgraph.checkpoint._decoded import DecodedElements, array_size
+from stepgraph.checkpoint._decoded import DecodedElements
 from stepgraph.checkpoint._ids import stored_id
 from stepgraph.checkpoint._lru import ENTRY_OVERHEAD, Lru, cache_budgets
 from stepgraph.checkpoint._pieces import elements as split_elements
@@ -84,6 +85,7 @@ def reading(fn: F) -> F:
             ) from exc
 
     return wrapper  # type: ignore[return-value]
+
 
 __all__ = ["BlobRow", "CheckpointRow", "ListQuery", "PutPlan", "SaverCodec", "WriteRow"]
 
@@ -194,6 +196,10 @@ _KEEP = object()
 """``_encode_list``: leave the channel's delta memory as it is."""
 
 
+_SIZE = operator.itemgetter(2)
+"""The encoded bytes of a ``_resolve`` part."""
+
+
 def _newer(version: str, than: str) -> bool:
     """True when ``version`` sorts after ``than`` as fixed-width version strings."""
     return len(version) == len(than) and version > than
@@ -287,7 +293,11 @@ class SaverCodec:
         return regular, special
 
     def _encode_blobs(
-        self, thread_id: str, ns: str, values: Mapping[str, Any], new_versions: ChannelVersions,
+        self,
+        thread_id: str,
+        ns: str,
+        values: Mapping[str, Any],
+        new_versions: ChannelVersions,
         dumps_list: ListDumps | None = None,
     ) -> tuple[list[BlobRow], list[tuple[tuple[str, str, str], _Tip | None]]]:
         """Blob rows of ``new_versions``; ``dumps_list`` encodes a list (or the appended part
@@ -314,7 +324,10 @@ class SaverCodec:
         return rows, tips
 
     def _encode_list(
-        self, key: tuple[str, str, str], version: str, value: list[Any],
+        self,
+        key: tuple[str, str, str],
+        version: str,
+        value: list[Any],
         dumps_list: ListDumps | None = None,
     ) -> tuple[str, bytes, str | None, Any, str]:
         """``(type, data, base_version, tip to remember, anchor)`` of a list blob row."""
@@ -346,9 +359,11 @@ class SaverCodec:
         return typ, data, len(data)
 
     def _remember(self, tips: list[tuple[tuple[str, str, str], _Tip | None]]) -> None:
+        held = self._tips.items
         for key, tip in tips:
             if tip is None:
-                self._tips.pop(key)
+                if key in held:  # (most channels are not lists: nothing to forget)
+                    self._tips.pop(key)
             else:  # costs the encoded bytes of the list (its snapshot and the deltas since)
                 self._tips.put(key, tip, tip.snapshot_bytes + tip.delta_bytes + ENTRY_OVERHEAD)
 
@@ -416,9 +431,7 @@ class SaverCodec:
             checkpoint=checkpoint,
             metadata=metadata,  # type: ignore[arg-type]
             parent_config=checkpoint_config(name, ns, parent_id) if parent_id else None,
-            pending_writes=[
-                (w[3], w[5], self.loads((w[6], w[7]), piece, w[2])) for w in ordered
-            ],
+            pending_writes=[(w[3], w[5], self.loads((w[6], w[7]), piece, w[2])) for w in ordered],
         )
 
     def blob_version(self, version: Any) -> str:
@@ -479,12 +492,19 @@ class SaverCodec:
         if total > allowed:
             raise limit_error(
                 f"a stored value whose pieces repeat into {total} bytes from "
-                f"{len(skeleton) + distinct} stored", "max_expansion", limits.max_expansion,
+                f"{len(skeleton) + distinct} stored",
+                "max_expansion",
+                limits.max_expansion,
             )
 
     def _learn(
-        self, key: tuple[str, str, str], version: str, items: list[Any], anchor: str,
-        snapshot_bytes: int, delta_bytes: int,
+        self,
+        key: tuple[str, str, str],
+        version: str,
+        items: list[Any],
+        anchor: str,
+        snapshot_bytes: int,
+        delta_bytes: int,
     ) -> None:
         """A list read from storage becomes the delta base of its channel, unless a newer
         one is known: a process that resumes a thread stores its next append as a delta
@@ -516,6 +536,7 @@ class SaverCodec:
         """The value of a blob, following its delta chain; ``chain`` receives
         ``(snapshot version, snapshot bytes, delta bytes)`` of a list read that way."""
         parts: list[tuple[str, bytes, int]] = []  # (type, data, bytes of the joined encoding)
+        pieced = 0  # parts holding split elements
         seen: set[str] = set()
         while True:
             if key[3] in seen:
@@ -541,21 +562,23 @@ class SaverCodec:
             if typ == EMPTY:
                 return MISSING
             if typ == PIECED:
-                where = f"in channel {key[2]!r}"
-                found = self._elements(data, piece, where) if self._decoded is not None else None
+                found = self._elements(data, piece, key[2]) if self._decoded is not None else None
                 if found is None:
-                    typ, data = MSGPACK, self._join(data, piece, where)
+                    typ, data = MSGPACK, self._join(data, piece, f"in channel {key[2]!r}")
                 else:  # the list's elements: decoded (or cloned) one by one
-                    parts.append((PIECED, found, array_size(found)))  # type: ignore[arg-type]
+                    n = len(found)  # (``array_size``, inline: this runs once per chain row)
+                    size = (1 if n < 16 else 3 if n < 0x10000 else 5) + sum(map(len, found))
+                    parts.append((PIECED, found, size))  # type: ignore[arg-type]
+                    pieced += 1
             if typ != PIECED:
                 parts.append((typ, data, len(data)))
             if base is None:
                 break
             key = (key[0], key[1], key[2], base)
         if chain is not None:
-            chain.append((key[3], parts[-1][2], sum(p[2] for p in parts[:-1])))
-        if any(p[0] == PIECED for p in parts):
-            return self._load_elements(parts)
+            chain.append((key[3], parts[-1][2], sum(map(_SIZE, parts[:-1]))))
+        if pieced:
+            return self._load_elements(parts, only_pieced=pieced == len(parts))
         loads = self.serde.loads_typed
         if len(parts) == 1:
             return loads(parts[0][:2])
@@ -568,16 +591,20 @@ class SaverCodec:
             value.extend(loads(part[:2]))
         return value
 
-    def _load_elements(self, parts: list[Any]) -> list[Any]:
+    def _load_elements(self, parts: list[Any], *, only_pieced: bool = False) -> list[Any]:
         """A list from its parts, snapshot last; a ``PIECED`` part holds the encoded elements,
         served by the decoded-elements cache (``_decoded``), the others are decoded whole."""
         assert self._decoded is not None
         flat = [e for typ, data, _ in reversed(parts) if typ == PIECED for e in data]
-        loaded = iter(self._decoded.load(flat, self._loads_array))
+        loaded = self._decoded.load(flat, self._loads_array)
+        if only_pieced:  # the usual chain: every row split
+            return loaded
         value: list[Any] = []
+        at = 0
         for typ, data, _ in reversed(parts):
             if typ == PIECED:
-                value.extend(next(loaded) for _ in data)
+                value.extend(loaded[at : at + len(data)])
+                at += len(data)
             else:
                 value.extend(self.serde.loads_typed((typ, data)))
         return value
@@ -585,15 +612,17 @@ class SaverCodec:
     def _loads_array(self, data: bytes) -> Any:
         return self.serde.loads_typed((MSGPACK, data))
 
-    def _elements(self, skeleton: bytes, piece: PieceLookup | None, where: str) -> list[bytes] | None:
-        """The encoded elements of a split list (``_pieces.elements``), within the
-        repetition limit; ``None`` when the skeleton is not a plain array."""
+    def _elements(
+        self, skeleton: bytes, piece: PieceLookup | None, channel: str
+    ) -> list[bytes] | None:
+        """The encoded elements of a split list of ``channel`` (``_pieces.elements``), within
+        the repetition limit; ``None`` when the skeleton is not a plain array."""
         try:
             if piece is None:
                 raise KeyError(b"")
             found = split_elements(skeleton, piece)
         except KeyError as missing:
-            raise self._missing_piece(missing, where) from None
+            raise self._missing_piece(missing, f"in channel {channel!r}") from None
         if found is None:
             return None
         items, keys = found

@@ -159,10 +159,18 @@ def _element_packer(serde: Any) -> Callable[[Any], bytes] | None:
     return dumps if callable(dumps) else None
 
 
+SNAPSHOT_RATIO = 2.0
+"""``SaverCodec.snapshot_ratio`` of the SQL savers (see ``CompactCodec.__init__``)."""
+
+
 class CompactCodec(SaverCodec):
     """``SaverCodec`` plus diff rows, inline values and pieces (see the module docstring)."""
 
     def __init__(self, serde: SerializerProtocol, **options: Any) -> None:
+        # A snapshot of a split list is its piece references (15 bytes an element), so
+        # snapshots are cheap here and a shorter delta chain makes every read cheaper: a
+        # snapshot once the deltas outweigh twice the last one (6x for the plain codec).
+        options.setdefault("snapshot_ratio", SNAPSHOT_RATIO)
         super().__init__(serde, **options)
         b = self.budgets
         self._rows = Lru(b["rows"], self.max_tips)  # (thread, ns) -> _RowTip
@@ -224,7 +232,8 @@ class CompactCodec(SaverCodec):
             raw_pieces=pieces,
             thread_key=None if thread_id == thread_name else (thread_name, thread_id),
             row_tip=(
-                (thread_id, ns), _RowTip(checkpoint_id, packed, dict(versions), inline, depth, nbytes)
+                (thread_id, ns),
+                _RowTip(checkpoint_id, packed, dict(versions), inline, depth, nbytes),
             ),
         )
 
@@ -270,7 +279,9 @@ class CompactCodec(SaverCodec):
                 continue  # cannot be inline, so its blob row exists
             typ, data = self._split(*self.serde.dumps_typed(value), pieces)
             if len(data) <= INLINE_MAX:
-                inline[channel] = data if typ == MSGPACK else [data] if typ == PIECED else [typ, data]
+                inline[channel] = (
+                    data if typ == MSGPACK else [data] if typ == PIECED else [typ, data]
+                )
             elif new:
                 v = stored_version(str(new_versions[channel]))
                 rows.append((*key, channel, v, stored_type(typ), data, None, v))
@@ -348,8 +359,20 @@ class CompactCodec(SaverCodec):
         path = short_path(task_path)
         thread_id = thread_key or str(config["configurable"]["thread_id"])
         split = [
-            [(thread_id, w[1], stored_id(w[2]), stored_id(w[3]), w[4], w[5],
-              stored_type(w[6]), w[7], path) for w in rows]  # fmt: skip
+            [
+                (
+                    thread_id,
+                    w[1],
+                    stored_id(w[2]),
+                    stored_id(w[3]),
+                    w[4],
+                    w[5],
+                    stored_type(w[6]),
+                    w[7],
+                    path,
+                )
+                for w in rows
+            ]  # fmt: skip
             for rows in (regular, special)
         ]
         merged: WriteRow | None = None
@@ -399,7 +422,9 @@ class CompactCodec(SaverCodec):
     def _remember_row(self, key: tuple[str, str], tip: _RowTip) -> None:
         cost = tip.nbytes + ENTRY_OVERHEAD
         self._rows.put(key, tip, cost)
-        self._packed.put((*key, stored_id(tip.checkpoint_id)), (tip.packed, tip.depth, tip.nbytes), cost)
+        self._packed.put(
+            (*key, stored_id(tip.checkpoint_id)), (tip.packed, tip.depth, tip.nbytes), cost
+        )
 
     def _cache_pieces(self, pieces: Any) -> None:
         for digest, data in pieces:
@@ -414,8 +439,13 @@ class CompactCodec(SaverCodec):
 
     def cache_usage(self) -> dict[str, tuple[int, int, int]]:
         usage = super().cache_usage()
-        for name, lru in (("rows", self._rows), ("packed", self._packed), ("pieces", self._pieces),
-                          ("stored_pieces", self._stored_pieces), ("thread_keys", self.thread_keys)):
+        for name, lru in (
+            ("rows", self._rows),
+            ("packed", self._packed),
+            ("pieces", self._pieces),
+            ("stored_pieces", self._stored_pieces),
+            ("thread_keys", self.thread_keys),
+        ):
             usage[name] = (len(lru), lru.spent, lru.budget)
         return usage
 
@@ -458,7 +488,9 @@ class CompactCodec(SaverCodec):
 
     @reading
     def load_checkpoints(
-        self, rows: Sequence[CompactRow], ancestors: Sequence[CompactRow],
+        self,
+        rows: Sequence[CompactRow],
+        ancestors: Sequence[CompactRow],
         pinned: Mapping[RowKey, Packed] | None = None,
     ) -> list[Decoded]:
         """``(checkpoint, inline values, metadata)`` per row, patching diffs along parents."""
@@ -486,11 +518,17 @@ class CompactCodec(SaverCodec):
             for row in reversed(chain):
                 payload = self.serde.loads_typed((loaded_type(row[4]), row[5]))
                 if row[8] == DIFF:
-                    base, depth, nbytes = _packing.row_patch(base, payload), depth + 1, nbytes + len(row[5])
+                    base, depth, nbytes = (
+                        _packing.row_patch(base, payload),
+                        depth + 1,
+                        nbytes + len(row[5]),
+                    )
                 else:
                     base, depth, nbytes = payload, 0, len(row[5])
                 memo[(row[0], row[1], row[2])] = (base, depth, nbytes)
-                self._packed.put((row[0], row[1], row[2]), (base, depth, nbytes), nbytes + ENTRY_OVERHEAD)
+                self._packed.put(
+                    (row[0], row[1], row[2]), (base, depth, nbytes), nbytes + ENTRY_OVERHEAD
+                )
             return base, depth, nbytes
 
         out: list[Decoded] = []
@@ -509,14 +547,21 @@ class CompactCodec(SaverCodec):
         return out
 
     def _learn_row(
-        self, key: tuple[str, str], checkpoint: Checkpoint, packed: dict[str, Any],
-        inline: dict[str, Any], depth: int, nbytes: int,
+        self,
+        key: tuple[str, str],
+        checkpoint: Checkpoint,
+        packed: dict[str, Any],
+        inline: dict[str, Any],
+        depth: int,
+        nbytes: int,
     ) -> None:
         """A row read from storage is the diff base of its thread's next put, unless this
         process already has one (a resumed run then starts with a diff row, not a full one)."""
         if key not in self._rows:
             versions = dict(checkpoint["channel_versions"])
-            self._remember_row(key, _RowTip(checkpoint["id"], packed, versions, inline, depth, nbytes))
+            self._remember_row(
+                key, _RowTip(checkpoint["id"], packed, versions, inline, depth, nbytes)
+            )
 
     def _broken_chain(self, key: RowKey, *, looped: bool = False) -> Exception:
         if looped:
@@ -553,15 +598,7 @@ class CompactCodec(SaverCodec):
         for w in writes:
             if w[6] == PIECED:
                 digests.update(_pieces.refs(w[7]))
-        known: dict[bytes, bytes] = {}
-        missing: list[bytes] = []
-        for digest in digests:
-            data = self._pieces.get(digest)
-            if data is None:
-                missing.append(digest)
-            else:
-                known[digest] = data
-        return known, missing
+        return self._pieces.get_many(digests)
 
     @reading
     def load_tuple(  # type: ignore[override]
@@ -588,8 +625,11 @@ class CompactCodec(SaverCodec):
             try:
                 data = unpack_piece(stored, budget)
             except PieceTooLarge:
-                raise limit_error("stored pieces that inflate beyond their budget",
-                                  "max_expansion", limits.max_expansion) from None
+                raise limit_error(
+                    "stored pieces that inflate beyond their budget",
+                    "max_expansion",
+                    limits.max_expansion,
+                ) from None
             budget -= len(data)
             found[digest] = data
         self._cache_pieces(found.items())

@@ -36,8 +36,16 @@ from typing import Any
 
 from stepgraph.checkpoint._lru import ENTRY_OVERHEAD
 
-__all__ = ["COST_FACTOR", "DecodedElements", "Maker", "Uncloneable", "array_header", "array_size", "clone",
-           "maker"]
+__all__ = [
+    "COST_FACTOR",
+    "DecodedElements",
+    "Maker",
+    "Uncloneable",
+    "array_header",
+    "array_size",
+    "clone",
+    "maker",
+]
 
 COST_FACTOR = 8
 """Bytes a cached element is counted for, per byte of its encoding (its key included)."""
@@ -131,11 +139,16 @@ def maker(value: Any) -> Maker:
     raise Uncloneable(t.__name__)
 
 
-def _dict_maker(value: dict[Any, Any]) -> Maker:
+def _remade(value: dict[Any, Any]) -> list[tuple[Any, Maker]]:
+    """The makers of a dict's values that are not atoms (its keys checked)."""
     for k in value:
         if type(k) not in _ATOMS:
             _key(k)
-    remake = [(k, maker(v)) for k, v in value.items() if type(v) not in _ATOMS]
+    return [(k, maker(v)) for k, v in value.items() if type(v) not in _ATOMS]
+
+
+def _dict_maker(value: dict[Any, Any]) -> Maker:
+    remake = _remade(value)
     if not remake:
         return value.copy
 
@@ -152,13 +165,33 @@ _setattr = object.__setattr__
 
 
 def _model_maker(value: Any, cls: type) -> Maker:
-    fields = _dict_maker(value.__dict__)
     extra = value.__pydantic_extra__
-    extra_maker = None if extra is None else _dict_maker(extra)
     private = getattr(value, "__pydantic_private__", None)
-    private_maker = None if private is None else _dict_maker(private)
     fields_set = frozenset(value.__pydantic_fields_set__)
     new = cls.__new__
+    if (extra is None or not _remade(extra)) and (private is None or not _remade(private)):
+        # The usual model (a message: atoms or plain containers in its fields, an empty
+        # ``extra``): made in one call, its field dict included.
+        copy_fields = value.__dict__.copy
+        remake = _remade(value.__dict__)
+        copy_extra = None if extra is None else extra.copy
+        copy_private = None if private is None else private.copy
+
+        def make_plain() -> Any:
+            obj = new(cls)
+            out = copy_fields()
+            for k, sub in remake:
+                out[k] = sub()
+            _setattr(obj, "__dict__", out)
+            _setattr(obj, "__pydantic_extra__", None if copy_extra is None else copy_extra())
+            _setattr(obj, "__pydantic_fields_set__", set(fields_set))
+            _setattr(obj, "__pydantic_private__", None if copy_private is None else copy_private())
+            return obj
+
+        return make_plain
+    fields = _dict_maker(value.__dict__)
+    extra_maker = None if extra is None else _dict_maker(extra)
+    private_maker = None if private is None else _dict_maker(private)
 
     def make() -> Any:
         obj = new(cls)
@@ -205,6 +238,8 @@ class DecodedElements:
         self.budget = budget
         self.spent = 0
         self._map: dict[bytes, tuple[Any, int]] = {}
+        self._uncloneable = 0
+        """Entries whose value is ``_UNCLONEABLE`` (none: a read skips looking for them)."""
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
@@ -216,21 +251,30 @@ class DecodedElements:
         with self._lock:
             old = self._map.pop(key, None)
             if old is not None:
-                self.spent -= old[1]
+                self._drop(old)
             self._map[key] = (value, cost)
             self.spent += cost
+            self._uncloneable += value is _UNCLONEABLE
             while self.spent > self.budget:
-                oldest = next(iter(self._map))
-                self.spent -= self._map.pop(oldest)[1]
+                self._drop(self._map.pop(next(iter(self._map))))
+
+    def _drop(self, entry: tuple[Any, int]) -> None:
+        self.spent -= entry[1]
+        self._uncloneable -= entry[0] is _UNCLONEABLE
 
     def load(self, elements: list[bytes], loads_array: Callable[[bytes], Any]) -> list[Any]:
         """The values of the msgpack-encoded ``elements`` of a list, in order.
 
         Elements seen before are made from their masters; the others are decoded together,
         as one msgpack array, by ``loads_array`` (the serializer), and become masters."""
+        get = self._map.get
+        found_all = [get(data) for data in elements]
+        if None not in found_all and (
+            not self._uncloneable or all(f[0] is not _UNCLONEABLE for f in found_all)
+        ):
+            return [f[0]() for f in found_all]  # the usual read: every element seen before
         out: list[Any] = []
         misses: list[int] = []
-        get = self._map.get
         for i, data in enumerate(elements):
             found = get(data)
             if found is None or found[0] is _UNCLONEABLE:

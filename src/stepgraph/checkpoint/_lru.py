@@ -13,18 +13,32 @@ import os
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-__all__ = ["CACHE_BYTES_ENV", "DEFAULT_CACHE_BYTES", "ENTRY_OVERHEAD", "SHARES", "Lru", "cache_budgets",
-           "parse_bytes"]
+__all__ = [
+    "CACHE_BYTES_ENV",
+    "DEFAULT_CACHE_BYTES",
+    "ENTRY_OVERHEAD",
+    "SHARES",
+    "Lru",
+    "cache_budgets",
+    "parse_bytes",
+]
 
 DEFAULT_CACHE_BYTES = 96 << 20
 CACHE_BYTES_ENV = "STEPGRAPH_SAVER_CACHE_BYTES"
 ENTRY_OVERHEAD = 64
 """Bytes counted per entry beyond its encoded size (key, bookkeeping)."""
-SHARES = {"lists": 32, "pieces": 20, "decoded": 12, "rows": 12, "packed": 12, "stored_pieces": 8,
-          "thread_keys": 4}
+SHARES = {
+    "lists": 32,
+    "pieces": 20,
+    "decoded": 12,
+    "rows": 12,
+    "packed": 12,
+    "stored_pieces": 8,
+    "thread_keys": 4,
+}
 """Percent of the budget each cache of a saver may use."""
 
 _SIZE = re.compile(r"\s*(\d+)\s*([kmg]i?b?|b)?\s*", re.IGNORECASE)
@@ -72,6 +86,23 @@ class Lru:
             self.items.move_to_end(key)
             return found[0]
 
+    def get_many(self, keys: Iterable[Any]) -> tuple[dict[Any, Any], list[Any]]:
+        """``({key: value} of the keys held, [the others])``, under one lock (each hit becomes
+        the most recently used, as with ``get``)."""
+        found: dict[Any, Any] = {}
+        missing: list[Any] = []
+        with self.lock:
+            items = self.items
+            touch = items.move_to_end
+            for key in keys:
+                hit = items.get(key)
+                if hit is None:
+                    missing.append(key)
+                else:
+                    touch(key)
+                    found[key] = hit[0]
+        return found, missing
+
     def __contains__(self, key: Any) -> bool:
         with self.lock:
             return key in self.items
@@ -94,11 +125,15 @@ class Lru:
                 return  # larger than the whole budget: not worth evicting everything for
             self.items[key] = (value, cost)
             self.spent += cost
-            while self.items and (self.spent > self.budget
-                                  or (self.max_items is not None and len(self.items) > self.max_items)):
+            while self.items and (
+                self.spent > self.budget
+                or (self.max_items is not None and len(self.items) > self.max_items)
+            ):
                 self.spent -= self.items.popitem(last=False)[1][1]
 
     def pop(self, key: Any) -> Any:
+        if key not in self.items:  # (one atomic dict lookup: the usual miss takes no lock)
+            return None
         with self.lock:
             old = self.items.pop(key, None)
             if old is None:

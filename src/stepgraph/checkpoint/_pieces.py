@@ -265,11 +265,11 @@ def _parse_refs(skeleton: bytes) -> tuple[bytes, ...] | None:
 _HEAD_0, _HEAD_1, _HEAD_2 = (_REF_HEAD[i : i + 1] for i in range(3))
 
 
-def refs(skeleton: bytes) -> list[bytes]:
+def refs(skeleton: bytes) -> Sequence[bytes]:
     """The digests a skeleton references, in order."""
     fast = _all_refs(skeleton)
     if fast is not None:
-        return list(fast)
+        return fast
     buf = memoryview(skeleton)
     found: list[bytes] = []
 
@@ -329,7 +329,7 @@ def elements(
     does not know."""
     keys = _all_refs(data)
     if keys is not None:  # a list delta or snapshot of pieces only: no walk
-        out = [piece(key) for key in keys]
+        out = list(map(piece, keys))
         if None in out:
             raise KeyError(keys[out.index(None)])
         return out, keys  # type: ignore[return-value]

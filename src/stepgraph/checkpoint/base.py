@@ -172,7 +172,9 @@ def get_checkpoint_metadata(
     Keys already in ``metadata``, keys starting with ``__`` and ``EXCLUDED_METADATA_KEYS`` are
     skipped; only str/int/float/bool values are copied; NUL characters are stripped from strings.
     """
-    out: dict[str, Any] = {k: _clean(v) for k, v in metadata.items()}
+    out: dict[str, Any] = {
+        k: v.replace("\x00", "") if isinstance(v, str) else v for k, v in metadata.items()
+    }
     for source in (config.get("metadata"), config.get("configurable")):
         if not source:
             continue

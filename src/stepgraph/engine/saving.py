@@ -40,8 +40,21 @@ class SaveOps:
     streamed): the last checkpoint is assembled once, from the image, when the run ends.
     """
 
-    __slots__ = ("loop", "ops", "parent_id", "enabled", "needs_checkpoint", "loaded_id",
-                 "whole_delta", "_untracked", "image", "touched", "_deferred", "ts", "metadata")
+    __slots__ = (
+        "loop",
+        "ops",
+        "parent_id",
+        "enabled",
+        "needs_checkpoint",
+        "loaded_id",
+        "whole_delta",
+        "_untracked",
+        "image",
+        "touched",
+        "_deferred",
+        "ts",
+        "metadata",
+    )
 
     def __init__(self, loop: RunLoop) -> None:
         self.loop = loop
@@ -93,8 +106,10 @@ class SaveOps:
             if not final:
                 return []
             loop = self.loop
-            if loop.parent_task is not None and loop.graph.checkpointer is not True and (
-                loop.status == "done"
+            if (
+                loop.parent_task is not None
+                and loop.graph.checkpointer is not True
+                and (loop.status == "done")
             ):
                 # A subgraph that finished keeps nothing: its parent's checkpoint holds the
                 # result. (Interrupted or failed, or with its own history, it is saved.)
@@ -129,7 +144,7 @@ class SaveOps:
             if self.loop.delta_keys:  # the steps between were not stored: store them whole
                 values = {**ckpt["channel_values"], **self._delta_values(True)}
                 ckpt = {**ckpt, "channel_values": values}
-            ops = ops[last + 1:]
+            ops = ops[last + 1 :]
         config = self._config(self.loaded_id)
         return [("put", config, ckpt, metadata, dict(ckpt["channel_versions"])), *ops]
 
@@ -141,7 +156,8 @@ class SaveOps:
         loop = self.loop
         if not self.needs_checkpoint:
             return None
-        if source == "loop" and self._exit_unstreamed():
+        exit_only = self._exit_unstreamed()
+        if source == "loop" and exit_only:
             # Nothing of a step's checkpoint is stored or streamed: remember only what the
             # last one is; its time, metadata and values are made once, at the end.
             self.ops = []
@@ -164,7 +180,7 @@ class SaveOps:
             new_versions = image.rebuild(loop)
         self.parent_id = prev_id
         updated = sorted(loop.updated) if loop.updated is not None else None
-        if self._exit_unstreamed():
+        if exit_only:
             # Only the last checkpoint is stored, assembled at the end: the writes queued
             # so far belong to this one's predecessors and are never stored.
             self.ops = []
@@ -172,7 +188,9 @@ class SaveOps:
             self.whole_delta = False
             return None
         ckpt = self._assemble(
-            loop.checkpoint_id, ts, updated,
+            loop.checkpoint_id,
+            ts,
+            updated,
             whole_delta=source in ("update", "fork") or self.whole_delta,
         )
         self.whole_delta = False
@@ -230,8 +248,11 @@ class SaveOps:
         out = {}
         for key in loop.delta_keys:
             ch = loop.channels.get(key)
-            if ch is not None and key in loop.versions and ch.is_available() and (
-                force or ch.snapshot_due()
+            if (
+                ch is not None
+                and key in loop.versions
+                and ch.is_available()
+                and (force or ch.snapshot_due())
             ):
                 out[key] = ch.get()
                 ch.stored_whole()
@@ -245,9 +266,14 @@ class SaveOps:
             return
         if self.untracked:  # never stored: neither the writes nor inside a Send's argument
             untracked = self.untracked
-            writes = [(c, _without_untracked(v, untracked) if c == TASKS else v)
-                      for c, v in writes if c not in untracked]
-        self.ops.append(("put_writes", self._config(loop.checkpoint_id), list(writes), task_id, path))
+            writes = [
+                (c, _without_untracked(v, untracked) if c == TASKS else v)
+                for c, v in writes
+                if c not in untracked
+            ]
+        self.ops.append(
+            ("put_writes", self._config(loop.checkpoint_id), list(writes), task_id, path)
+        )
 
     @property
     def untracked(self) -> frozenset[str]:
@@ -282,8 +308,15 @@ class SaveOps:
 
 _EXCLUDED = frozenset(
     {
-        "thread_id", "checkpoint_id", "checkpoint_ns", "checkpoint_map", "langgraph_step",
-        "langgraph_node", "langgraph_triggers", "langgraph_path", "langgraph_checkpoint_ns",
+        "thread_id",
+        "checkpoint_id",
+        "checkpoint_ns",
+        "checkpoint_map",
+        "langgraph_step",
+        "langgraph_node",
+        "langgraph_triggers",
+        "langgraph_path",
+        "langgraph_checkpoint_ns",
     }
 )
 

@@ -25,6 +25,7 @@ from stepgraph.graph.jsonschema import state_jsonschema
 from stepgraph.graph.state_schema import make_mapper
 from stepgraph.graph.subgraph_find import find_subgraphs
 from stepgraph.graph.writers import EdgeWriter, StartWriter, StateUpdateWriter
+from stepgraph.pregel.api import load_run_modules
 from stepgraph.pregel.main import Pregel
 from stepgraph.pregel.schemas import schema_json
 from stepgraph.types import TimeoutPolicy, ensure_valid_checkpointer
@@ -47,7 +48,8 @@ class CompiledStateGraph(Pregel[StateT, ContextT, InputT, OutputT]):
             if key not in keys:
                 raise InvalidUpdateError(
                     f"{source} updates key '{key}', which the state does not have.",
-                    code="SG205", hint=f"state keys are {sorted(keys)}",
+                    code="SG205",
+                    hint=f"state keys are {sorted(keys)}",
                 )
             out.append((key, value))
         return out
@@ -69,8 +71,15 @@ class CompiledStateGraph(Pregel[StateT, ContextT, InputT, OutputT]):
 
 
 def compile_graph(
-    builder: StateGraph, *, checkpointer: Any, cache: Any, store: Any, interrupt_before: Any,
-    interrupt_after: Any, debug: bool, name: str | None,
+    builder: StateGraph,
+    *,
+    checkpointer: Any,
+    cache: Any,
+    store: Any,
+    interrupt_before: Any,
+    interrupt_after: Any,
+    debug: bool,
+    name: str | None,
 ) -> CompiledStateGraph:
     interrupts = [
         *(interrupt_before if isinstance(interrupt_before, list | tuple) else []),
@@ -96,7 +105,9 @@ def compile_graph(
     for starts, end in sorted(builder.waiting_edges):
         chan = f"{JOIN_PREFIX}{'+'.join(starts)}:{end}"
         deferred = end != END and builder.nodes[end].defer
-        channels[chan] = (NamedBarrierValueAfterFinish if deferred else NamedBarrierValue)(str, set(starts))
+        channels[chan] = (NamedBarrierValueAfterFinish if deferred else NamedBarrierValue)(
+            str, set(starts)
+        )
         if end != END:
             triggers[end].append(chan)
         for start in starts:
@@ -108,7 +119,9 @@ def compile_graph(
             by_source.setdefault(s, []).append(e)
 
     def edge_writes(source: str) -> list[tuple[str, Any]]:
-        writes: list[tuple[str, Any]] = [(BRANCH_PREFIX + e, None) for e in by_source.get(source, ())]
+        writes: list[tuple[str, Any]] = [
+            (BRANCH_PREFIX + e, None) for e in by_source.get(source, ())
+        ]
         writes.extend(joins.get(source, []))
         return writes
 
@@ -127,10 +140,16 @@ def compile_graph(
     state_mapper = make_mapper(builder.schemas[builder.state_schema])
     nodes: dict[str, PregelNode] = {
         START: PregelNode(
-            triggers=[START], channels=START, bound=(),
-            writers=[StartWriter(frozenset(input_info.channels), is_root),
-                     EdgeWriter(edge_writes(START)), *branch_writers(START, state_mapper)],
-            tags=[TAG_HIDDEN], name=START,
+            triggers=[START],
+            channels=START,
+            bound=(),
+            writers=[
+                StartWriter(frozenset(input_info.channels), is_root),
+                EdgeWriter(edge_writes(START)),
+                *branch_writers(START, state_mapper),
+            ],
+            tags=[TAG_HIDDEN],
+            name=START,
         )
     }
     defaults = builder._node_defaults
@@ -138,14 +157,21 @@ def compile_graph(
         info = builder.schemas[spec.input_schema]
         reads: Any = ROOT if info.is_root else tuple(info.channels)
         pn = PregelNode(
-            triggers=triggers[node], channels=reads, bound=spec.runnable,
-            writers=[StateUpdateWriter(keyset, managed, is_root, lenient=isinstance(spec.raw, Pregel)),
-                     EdgeWriter(edge_writes(node)),
-                     *branch_writers(node, state_mapper)],
-            mapper=make_mapper(info), retry_policy=spec.retry_policy or defaults.get("retry_policy"),
+            triggers=triggers[node],
+            channels=reads,
+            bound=spec.runnable,
+            writers=[
+                StateUpdateWriter(keyset, managed, is_root, lenient=isinstance(spec.raw, Pregel)),
+                EdgeWriter(edge_writes(node)),
+                *branch_writers(node, state_mapper),
+            ],
+            mapper=make_mapper(info),
+            retry_policy=spec.retry_policy or defaults.get("retry_policy"),
             cache_policy=spec.cache_policy or defaults.get("cache_policy"),
             timeout=spec.timeout or _coerce_timeout(defaults.get("timeout")),
-            metadata=spec.metadata, name=node, subgraphs=_subgraphs(spec),
+            metadata=spec.metadata,
+            name=node,
+            subgraphs=_subgraphs(spec),
             trace_policy=spec.trace_policy,
         )
         pn.managed_keys = tuple(info.managed)
@@ -159,17 +185,37 @@ def compile_graph(
     output: Any = ROOT if output_info.is_root else tuple(output_info.channels)
     stream: Any = ROOT if is_root else state_keys
     graph = CompiledStateGraph(
-        nodes=nodes, channels=channels, input_channels=START, output_channels=output,
-        stream_channels=stream, stream_mode="updates", checkpointer=checkpointer, store=store,
-        cache=cache, interrupt_before_nodes=interrupt_before or (),
-        interrupt_after_nodes=interrupt_after or (), debug=debug, name=name or "LangGraph",
+        nodes=nodes,
+        channels=channels,
+        input_channels=START,
+        output_channels=output,
+        stream_channels=stream,
+        stream_mode="updates",
+        checkpointer=checkpointer,
+        store=store,
+        cache=cache,
+        interrupt_before_nodes=interrupt_before or (),
+        interrupt_after_nodes=interrupt_after or (),
+        debug=debug,
+        name=name or "LangGraph",
         context_schema=builder.context_schema,
     )
     graph.builder = builder
+    _prepare_reducers(builder.channels.values())
+    load_run_modules()
     graph.state_keys = keyset
     graph.managed = {k: v for k, v in builder.managed.items()}
     builder.compiled = True
     return graph
+
+
+def _prepare_reducers(channels: Any) -> None:
+    """A reducer may name what it loads on first use (``__stepgraph_prepare__``:
+    ``add_messages`` and langchain-core): compiling loads it, so no step pays for it."""
+    for channel in channels:
+        prepare = getattr(getattr(channel, "operator", None), "__stepgraph_prepare__", None)
+        if prepare is not None:
+            prepare()
 
 
 def _coerce_timeout(value: Any) -> Any:

@@ -23,7 +23,7 @@ from stepgraph._running import current_task
 from stepgraph.errors import InvalidUpdateError
 from stepgraph.graph.builder import StateGraph
 from stepgraph.messages._dict import REMOVE_ALL_MESSAGES, to_message_dict
-from stepgraph.messages._merge import check_format, langchain_available, merge_messages
+from stepgraph.messages._merge import check_format, langchain_available, merge_messages, prepare
 from stepgraph.stream.messages import push_message as _push
 from stepgraph.warnings import LangGraphDeprecatedSinceV10, deprecated_since
 
@@ -96,7 +96,13 @@ def add_messages(
             f"Only received: '{given}'."
         )
     check_format(format)
-    return partial(_add_messages, format=format)
+    reducer = partial(_add_messages, format=format)
+    reducer.__stepgraph_prepare__ = partial(prepare, format)  # type: ignore[attr-defined]
+    return reducer
+
+
+add_messages.__stepgraph_prepare__ = partial(prepare, None)  # type: ignore[attr-defined]
+"""A compiled graph loads the reducer's message representation before its first step."""
 
 
 def _messages_delta_reducer(state: Messages, writes: list[Messages]) -> list[Any]:

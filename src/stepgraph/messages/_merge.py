@@ -29,7 +29,7 @@ from typing import Any, Final
 from stepgraph.messages import _dict
 from stepgraph.messages._dict import REMOVE_ALL_MESSAGES
 
-__all__ = ["FORMATS", "check_format", "langchain_available", "merge_messages"]
+__all__ = ["FORMATS", "check_format", "langchain_available", "merge_messages", "prepare"]
 
 FORMATS: Final = (None, "langchain-openai", "dict")
 """Accepted values of ``add_messages(format=...)``."""
@@ -70,6 +70,14 @@ def _backend(format: str | None) -> ModuleType:
 
         _LC = _lc
     return _LC
+
+
+def prepare(format: str | None) -> None:
+    """Load what merges in ``format`` use (langchain-core in langchain mode) now: a compiled
+    graph calls this for its message reducers, so its first step does not pay the import
+    (LangGraph pays it when its message module is imported)."""
+    check_format(format)
+    _backend(format)
 
 
 def merge_messages(left: Any, right: Any, format: str | None = None) -> list[Any]:

@@ -75,21 +75,34 @@ class PregelAPI(Generic[StateT, ContextT, InputT, OutputT]):
         """
         runs = _runs()
         run = runs.prepare(
-            self, input, config, stream_mode=stream_mode, print_mode=print_mode, debug=debug,
-            output_keys=output_keys, interrupt_before=interrupt_before,
-            interrupt_after=interrupt_after, durability=_durability(durability, kwargs, "stream"),
-            subgraphs=subgraphs, context=context, version=version, control=control,
+            self,
+            input,
+            config,
+            stream_mode=stream_mode,
+            print_mode=print_mode,
+            debug=debug,
+            output_keys=output_keys,
+            interrupt_before=interrupt_before,
+            interrupt_after=interrupt_after,
+            durability=_durability(durability, kwargs, "stream"),
+            subgraphs=subgraphs,
+            context=context,
+            version=version,
+            control=control,
         )
         for part in runs.sync_parts(run):
             if run.echo(part):
                 yield run.shape(part)
 
-    def _stream_parts(self, input: Any, config: RunnableConfig | None, options: Mapping[str, Any],
-                      where: str) -> Iterator[Part]:
+    def _stream_parts(
+        self, input: Any, config: RunnableConfig | None, options: Mapping[str, Any], where: str
+    ) -> Iterator[Part]:
         """Raw ``(namespace, mode, payload)`` parts of a run given ``stream``'s keyword
         arguments as ``options`` (the event streams use them)."""
         runs = _runs()
-        yield from runs.sync_parts(runs.prepare(self, input, config, **_run_options(options, where)))
+        yield from runs.sync_parts(
+            runs.prepare(self, input, config, **_run_options(options, where))
+        )
 
     @overload
     def invoke(
@@ -157,18 +170,38 @@ class PregelAPI(Generic[StateT, ContextT, InputT, OutputT]):
         durability = _durability(durability, kwargs, "invoke")
         if stream_mode == "values":
             runs = _runs()
-            return runs.run_to_end(runs.prepare(
-                self, input, config, stream_mode=None, print_mode=print_mode, debug=debug,
-                output_keys=output_keys, interrupt_before=interrupt_before,
-                interrupt_after=interrupt_after, durability=durability, context=context,
-                values_only=True, control=control, version=version,
-            ))
+            return runs.run_to_end(
+                runs.prepare(
+                    self,
+                    input,
+                    config,
+                    stream_mode=None,
+                    print_mode=print_mode,
+                    debug=debug,
+                    output_keys=output_keys,
+                    interrupt_before=interrupt_before,
+                    interrupt_after=interrupt_after,
+                    durability=durability,
+                    context=context,
+                    values_only=True,
+                    control=control,
+                    version=version,
+                )
+            )
         return list(
             self.stream(
-                input, config, context=context, stream_mode=stream_mode, print_mode=print_mode,
-                output_keys=output_keys, interrupt_before=interrupt_before,
-                interrupt_after=interrupt_after, durability=durability, version=version,
-                control=control, debug=debug,
+                input,
+                config,
+                context=context,
+                stream_mode=stream_mode,
+                print_mode=print_mode,
+                output_keys=output_keys,
+                interrupt_before=interrupt_before,
+                interrupt_after=interrupt_after,
+                durability=durability,
+                version=version,
+                control=control,
+                debug=debug,
             )
         )
 
@@ -215,10 +248,20 @@ class PregelAPI(Generic[StateT, ContextT, InputT, OutputT]):
         """Async twin of ``stream``."""
         runs = _runs()
         run = runs.prepare(
-            self, input, config, stream_mode=stream_mode, print_mode=print_mode, debug=debug,
-            output_keys=output_keys, interrupt_before=interrupt_before,
-            interrupt_after=interrupt_after, durability=_durability(durability, kwargs, "astream"),
-            subgraphs=subgraphs, context=context, version=version, control=control,
+            self,
+            input,
+            config,
+            stream_mode=stream_mode,
+            print_mode=print_mode,
+            debug=debug,
+            output_keys=output_keys,
+            interrupt_before=interrupt_before,
+            interrupt_after=interrupt_after,
+            durability=_durability(durability, kwargs, "astream"),
+            subgraphs=subgraphs,
+            context=context,
+            version=version,
+            control=control,
         )
         # closed at once when the consumer stops early: the step's tasks are cancelled now
         async with aclosing(runs.async_parts(run)) as parts:
@@ -226,9 +269,9 @@ class PregelAPI(Generic[StateT, ContextT, InputT, OutputT]):
                 if run.echo(part):
                     yield run.shape(part)
 
-    async def _astream_parts(self, input: Any, config: RunnableConfig | None,
-                             options: Mapping[str, Any],
-                             where: str) -> AsyncIterator[Part]:
+    async def _astream_parts(
+        self, input: Any, config: RunnableConfig | None, options: Mapping[str, Any], where: str
+    ) -> AsyncIterator[Part]:
         """Async twin of ``_stream_parts``."""
         runs = _runs()
         run = runs.prepare(self, input, config, **_run_options(options, where))
@@ -298,19 +341,39 @@ class PregelAPI(Generic[StateT, ContextT, InputT, OutputT]):
         durability = _durability(durability, kwargs, "ainvoke")
         if stream_mode == "values":
             runs = _runs()
-            return await runs.arun_to_end(runs.prepare(
-                self, input, config, stream_mode=None, print_mode=print_mode, debug=debug,
-                output_keys=output_keys, interrupt_before=interrupt_before,
-                interrupt_after=interrupt_after, durability=durability, context=context,
-                values_only=True, control=control, version=version,
-            ))
+            return await runs.arun_to_end(
+                runs.prepare(
+                    self,
+                    input,
+                    config,
+                    stream_mode=None,
+                    print_mode=print_mode,
+                    debug=debug,
+                    output_keys=output_keys,
+                    interrupt_before=interrupt_before,
+                    interrupt_after=interrupt_after,
+                    durability=durability,
+                    context=context,
+                    values_only=True,
+                    control=control,
+                    version=version,
+                )
+            )
         return [
             chunk
             async for chunk in self.astream(
-                input, config, context=context, stream_mode=stream_mode, print_mode=print_mode,
-                output_keys=output_keys, interrupt_before=interrupt_before,
-                interrupt_after=interrupt_after, durability=durability, version=version,
-                control=control, debug=debug,
+                input,
+                config,
+                context=context,
+                stream_mode=stream_mode,
+                print_mode=print_mode,
+                output_keys=output_keys,
+                interrupt_before=interrupt_before,
+                interrupt_after=interrupt_after,
+                durability=durability,
+                version=version,
+                control=control,
+                debug=debug,
             )
         ]
 
@@ -326,16 +389,29 @@ class PregelAPI(Generic[StateT, ContextT, InputT, OutputT]):
         import asyncio
 
         configs = _configs(config, len(inputs))
-        return list(await asyncio.gather(
-            *(self.ainvoke(i, c, **kwargs) for i, c in zip(inputs, configs, strict=True)),
-            return_exceptions=return_exceptions,
-        ))
+        return list(
+            await asyncio.gather(
+                *(self.ainvoke(i, c, **kwargs) for i, c in zip(inputs, configs, strict=True)),
+                return_exceptions=return_exceptions,
+            )
+        )
 
 
-_RUN_OPTIONS = frozenset({
-    "context", "stream_mode", "print_mode", "output_keys", "interrupt_before", "interrupt_after",
-    "durability", "control", "subgraphs", "debug", "version",
-})
+_RUN_OPTIONS = frozenset(
+    {
+        "context",
+        "stream_mode",
+        "print_mode",
+        "output_keys",
+        "interrupt_before",
+        "interrupt_after",
+        "durability",
+        "control",
+        "subgraphs",
+        "debug",
+        "version",
+    }
+)
 
 
 def _run_options(options: Mapping[str, Any], where: str) -> dict[str, Any]:
@@ -347,36 +423,52 @@ def _run_options(options: Mapping[str, Any], where: str) -> dict[str, Any]:
     return out
 
 
-def _configs(config: RunnableConfig | Sequence[RunnableConfig] | None,
-             n: int) -> list[RunnableConfig | None]:
+def _configs(
+    config: RunnableConfig | Sequence[RunnableConfig] | None, n: int
+) -> list[RunnableConfig | None]:
     if isinstance(config, Sequence) and not isinstance(config, Mapping):
         return list(config)
     return [cast("RunnableConfig | None", config)] * n
 
 
 def _runs() -> Any:
-    """``pregel/_run.py`` (it imports the engine's run-time modules): loaded on the first
-    run, so ``import stepgraph.graph`` stays lean."""
+    """``pregel/_run.py`` (it imports the engine's run-time modules): loaded when a graph
+    is compiled (``load_run_modules``) or first run, so ``import stepgraph.graph`` stays
+    lean."""
     # lazy: the run-time modules, on the first run
     from stepgraph.pregel import _run
 
     return _run
 
 
-def _durability(durability: Durability | None, kwargs: Mapping[str, Any],
-                where: str) -> Durability | None:
+def load_run_modules() -> None:
+    """Load the engine's run-time modules now (``compile`` does), so a graph's first run
+    does not pay their import (LangGraph pays it when ``langgraph.graph`` is imported)."""
+    _runs()
+
+
+def _durability(
+    durability: Durability | None, kwargs: Mapping[str, Any], where: str
+) -> Durability | None:
     """``durability``, or the deprecated ``checkpoint_during`` mapped onto it; any other
     keyword argument is refused (SG311)."""
     kwargs = dict(kwargs)
     if "checkpoint_during" in kwargs:
-        deprecated_since(LangGraphDeprecatedSinceV10, "`checkpoint_during` is deprecated and will "
-                         "be removed. Please use `durability` instead.", stacklevel=3)
+        deprecated_since(
+            LangGraphDeprecatedSinceV10,
+            "`checkpoint_during` is deprecated and will "
+            "be removed. Please use `durability` instead.",
+            stacklevel=3,
+        )
         during = kwargs.pop("checkpoint_during")
         if durability is None:
             durability = "async" if during else "exit"
-    refuse_kwargs(f"{where}()", kwargs,
-                  "LangGraph's run arguments are all named parameters; stepgraph takes no others")
+    refuse_kwargs(
+        f"{where}()",
+        kwargs,
+        "LangGraph's run arguments are all named parameters; stepgraph takes no others",
+    )
     return durability
 
 
-__all__ = ["INTERRUPT", "PregelAPI"]
+__all__ = ["INTERRUPT", "PregelAPI", "load_run_modules"]

@@ -119,6 +119,29 @@ def test_stored_pieces_round_trip(raw: bytes) -> None:
     assert len(pack_piece(raw)) <= len(raw) + 1
 
 
+def test_small_and_large_pieces_read_with_the_full_window_either_way() -> None:
+    """Small pieces are deflated with a 2 KiB window, larger ones with the full one; both
+    read with the full-window inflater of the format, and pieces stored before (full window
+    at any size) still read."""
+    import zlib
+
+    from stepgraph.checkpoint._squeeze import _DICTIONARY_V1, _SMALL, pack_piece, unpack_piece
+
+    words = [b"content", b"kwargs", b"metadata", b"weather", b"answer", b"tool", b"call"]
+    text = b" ".join(words[i * i % 7] + str(i).encode() for i in range(2000))
+    for size in (60, 400, _SMALL, _SMALL + 1, 5000):
+        raw = text[:size]
+        stored = pack_piece(raw)
+        assert stored[0] == 1  # DEFLATE_V1
+        inflate = zlib.decompressobj(-15, _DICTIONARY_V1)
+        assert inflate.decompress(stored[1:]) + inflate.flush() == raw
+        deflate = zlib.compressobj(
+            6, zlib.DEFLATED, -15, 8, zlib.Z_DEFAULT_STRATEGY, _DICTIONARY_V1
+        )
+        before = b"\x01" + deflate.compress(raw) + deflate.flush()
+        assert unpack_piece(before, 1 << 20) == raw
+
+
 def test_a_message_piece_is_stored_compressed() -> None:
     """The preset dictionary lets deflate shorten even a short message to about half."""
     from stepgraph.checkpoint._squeeze import pack_piece
@@ -160,3 +183,31 @@ def test_diff_then_patch_is_exact(old: dict[Any, Any], new: dict[Any, Any]) -> N
     """Any pair of maps (int and str keys, nested, shared values grouped) patches exactly."""
     assert _packing.patch(old, _packing.diff(old, new)) == new
     assert _packing.row_patch(old, _packing.row_diff(old, new)) == new
+
+
+def test_split_lists_are_snapshot_once_deltas_outweigh_twice_the_last_snapshot() -> None:
+    """The SQL codec writes a new snapshot of a list once its deltas outweigh twice the last
+    one (the plain codec waits for six times): its delta chains, walked at every read, stay
+    short while a snapshot of a split list costs only its references."""
+    from stepgraph.checkpoint._codec import SaverCodec
+    from stepgraph.checkpoint._compact import SNAPSHOT_RATIO, CompactCodec
+
+    assert CompactCodec(SERDE).snapshot_ratio == SNAPSHOT_RATIO == 2.0
+    assert CompactCodec(SERDE, snapshot_ratio=6.0).snapshot_ratio == 6.0
+    assert SaverCodec(SERDE).snapshot_ratio == 6.0
+    codec = CompactCodec(SERDE)
+    items: list[Any] = []
+    bases: list[str | None] = []
+    for step in range(1, 60):
+        items = [*items, {"role": "user", "content": f"message {step} " * 8, "id": str(step)}]
+        version = next_string_version(None if step == 1 else f"{step - 1:012d}.000000")
+        config = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
+        checkpoint = {"v": 4, "id": str(uuid6(clock_seq=step)), "ts": "", "versions_seen": {},
+                      "channel_versions": {"m": version}, "channel_values": {"m": items}}  # fmt: skip
+        plan = codec.plan_put(config, checkpoint, {}, {"m": version})  # type: ignore[arg-type]
+        plan.commit()
+        bases.append(plan.blob_rows[0][6])
+    snapshots = [i + 1 for i, base in enumerate(bases) if base is None]
+    assert len(snapshots) >= 4  # (with 6x: 3 in these 59 steps)
+    for before, after in zip(snapshots, snapshots[1:], strict=False):
+        assert after - before <= max(2 * before, 3) + 1  # elements are about the same size

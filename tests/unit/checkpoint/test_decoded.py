@@ -184,6 +184,29 @@ def test_an_element_it_cannot_copy_is_decoded_at_every_read() -> None:
     assert len(calls) == 2 and a[0]["point"] is not b[0]["point"]
 
 
+def test_copyable_elements_read_beside_one_it_cannot_copy() -> None:
+    """A read of elements all seen before takes the all-copies path only while no element
+    it cannot copy is held; once that one is evicted, copies are made again."""
+    msgs = [HumanMessage(content=f"message {i} " * 8, id=f"m{i}") for i in range(6)]
+    copyable = [SERDE._codec.dumps(m) for m in msgs]
+    odd = SERDE._codec.dumps({"point": "y" * (len(copyable[0]) - 14)})
+    calls: list[bytes] = []
+
+    def loads(data: bytes) -> Any:
+        calls.append(data)
+        return [{"point": _Point(len(calls))} if type(e) is dict else e for e in _loads(data)]
+
+    cache = DecodedElements(3 * (COST_FACTOR * len(copyable[0]) + ENTRY_OVERHEAD) + 100)
+    cache.load([odd, copyable[0]], loads)
+    first = cache.load([odd, copyable[0]], loads)
+    assert len(calls) == 2 and isinstance(first[0]["point"], _Point)  # decoded again
+    assert first[1] == msgs[0] and cache._uncloneable == 1
+    cache.load(copyable[1:], loads)  # the odd entry is evicted first (first in, first out)
+    assert cache._uncloneable == 0
+    before = len(calls)
+    assert cache.load(copyable[-2:], loads) == msgs[-2:] and len(calls) == before
+
+
 # --- through the SQLite saver -----------------------------------------------------------------
 
 
@@ -214,7 +237,10 @@ def test_loads_never_share_objects(tmp_path: Any) -> None:
         one = saver.get_tuple(config)
         two = saver.get_tuple(config)
         assert one is not None and two is not None
-        a, b = one.checkpoint["channel_values"]["messages"], two.checkpoint["channel_values"]["messages"]
+        a, b = (
+            one.checkpoint["channel_values"]["messages"],
+            two.checkpoint["channel_values"]["messages"],
+        )
         assert a == b == out["messages"] and len(a) == 8
         assert not _mutable_ids(a) & _mutable_ids(b)
         assert not _mutable_ids(a) & _mutable_ids(out["messages"])

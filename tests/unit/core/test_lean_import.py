@@ -5,7 +5,16 @@ from __future__ import annotations
 import subprocess
 import sys
 
-HEAVY = ("langchain_core", "pydantic", "ormsgpack", "msgpack", "psycopg", "asyncio", "langsmith", "numpy")
+HEAVY = (
+    "langchain_core",
+    "pydantic",
+    "ormsgpack",
+    "msgpack",
+    "psycopg",
+    "asyncio",
+    "langsmith",
+    "numpy",
+)
 
 
 def test_core_import_pulls_no_heavy_package() -> None:
@@ -32,6 +41,24 @@ def test_runs_without_callbacks_import_no_callback_machinery() -> None:
         f"print([m for m in {HEAVY!r} if m in sys.modules])"
     )
     env = {"PATH": "/usr/bin:/bin"}
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True, env=env)
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env
+    )
     assert out.stdout.strip() == "[]"
+
+
+def test_compile_loads_the_run_modules_that_import_leaves_out() -> None:
+    """``import stepgraph.graph`` leaves the run loop out; compiling a graph loads it, so
+    the graph's first run does not pay that import."""
+    code = (
+        "import sys\n"
+        "from typing import TypedDict\n"
+        "from stepgraph.graph import StateGraph, START\n"
+        "class S(TypedDict):\n    x: int\n"
+        "g = StateGraph(S).add_node('a', lambda s: {'x': s['x'] + 1}).add_edge(START, 'a')\n"
+        "before = 'stepgraph.engine.loop' in sys.modules\n"
+        "g.compile()\n"
+        "print(before, 'stepgraph.engine.loop' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False True"

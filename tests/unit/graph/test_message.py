@@ -317,3 +317,30 @@ def test_default_is_dicts_when_langchain_is_not_installed():
         "print(type(add_messages([], 'hi')[0]).__name__)"
     )
     assert _run(code) == "dict"
+
+
+def _loads_langchain_on_compile(annotation: str) -> str:
+    code = (
+        "import sys\n"
+        "from typing import Annotated, TypedDict\n"
+        "from stepgraph.graph import StateGraph, START, add_messages\n"
+        f"class S(TypedDict):\n    messages: {annotation}\n"
+        "b = StateGraph(S).add_node('a', lambda s: {}).add_edge(START, 'a')\n"
+        "before = 'stepgraph.messages._lc' in sys.modules\n"
+        "b.compile()\n"
+        "print(before, 'stepgraph.messages._lc' in sys.modules)"
+    )
+    return _run(code)
+
+
+def test_compile_loads_the_langchain_backend_of_message_reducers():
+    """A graph whose state merges messages in langchain mode loads that backend when it is
+    compiled (as LangGraph loads langchain-core on import), not inside its first step."""
+    pytest.importorskip("langchain_core")
+    for reducer in ("add_messages", "add_messages(format='langchain-openai')"):
+        assert _loads_langchain_on_compile(f"Annotated[list, {reducer}]") == "False True"
+
+
+def test_compile_of_dict_message_reducers_loads_no_langchain():
+    found = _loads_langchain_on_compile("Annotated[list, add_messages(format='dict')]")
+    assert found == "False False"

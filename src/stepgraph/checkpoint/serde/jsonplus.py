@@ -170,7 +170,7 @@ class JsonPlusSerializer:
             return "bytes", obj
         if cls is bytearray:
             return "bytearray", bytes(obj)
-        return "msgpack", self._codec.dumps(obj)
+        return "msgpack", self._codec.pack(obj)
 
     def loads_typed(self, data: tuple[str, bytes]) -> Any:
         """Rebuild the value of a typed blob; raises ``SerializationError`` if not allowed."""
@@ -208,8 +208,9 @@ class JsonPlusSerializer:
         except json.JSONDecodeError as exc:
             raise SerializationError(f"Corrupt JSON blob: {exc}", code=SG_CORRUPT) from exc
         except RecursionError:
-            raise limit_error("JSON nested deeper than Python's recursion limit", "max_depth",
-                              limits.max_depth) from None
+            raise limit_error(
+                "JSON nested deeper than Python's recursion limit", "max_depth", limits.max_depth
+            ) from None
         except (UnicodeDecodeError, TypeError) as exc:
             raise SerializationError(f"Corrupt JSON blob: {exc}", code=SG_CORRUPT) from exc
         finally:
@@ -221,8 +222,11 @@ class JsonPlusSerializer:
         try:
             return int(text)
         except ValueError as exc:  # Python's own digit limit, when set lower than ours
-            raise limit_error(f"an integer of {len(text)} digits ({exc})", "max_number_digits",
-                              self._codec.limits.max_number_digits) from None
+            raise limit_error(
+                f"an integer of {len(text)} digits ({exc})",
+                "max_number_digits",
+                self._codec.limits.max_number_digits,
+            ) from None
 
     def _revive(self, value: dict[str, Any]) -> Any:
         lc = value.get("lc")
@@ -241,8 +245,10 @@ class JsonPlusSerializer:
 
     def _revive_constructor(self, value: dict[str, Any]) -> Any:
         ident = value["id"]
-        if not isinstance(ident, list) or len(ident) < 2 or not all(
-            isinstance(p, str) for p in ident
+        if (
+            not isinstance(ident, list)
+            or len(ident) < 2
+            or not all(isinstance(p, str) for p in ident)
         ):
             raise SerializationError(
                 f"Corrupt JSON constructor id {str(ident)[:200]!r}.", code=SG_CORRUPT
@@ -324,8 +330,9 @@ def _revive_langchain(value: dict[str, Any]) -> Any:
         raise not_allowed_error(".".join(parts[:-1]), parts[-1])
     kwargs = value.get("kwargs") or {}
     if type(kwargs) is not dict or not all(type(k) is str for k in kwargs):
-        raise SerializationError(f"Corrupt lc object {cls.__qualname__}: bad kwargs.",
-                                 code=SG_CORRUPT)
+        raise SerializationError(
+            f"Corrupt lc object {cls.__qualname__}: bad kwargs.", code=SG_CORRUPT
+        )
     try:
         return cls(**kwargs)
     except Exception as exc:
