@@ -188,15 +188,19 @@ def _run_step(
         nonlocal spare
         while True:
             with lock:
-                if not queue:
-                    return
-                task, ctx = queue.popleft()
-                more = helper and spare > 0 and bool(queue)
+                more = helper and spare > 0 and len(queue) > 1
                 if more:
                     spare -= 1
             if more:
+                # The next helper is started before this one takes a task, so it takes the
+                # earlier one: tasks start in their order (a step of quick tasks streams its
+                # updates in task order, as when each was submitted to a pool in turn).
                 start(join)
                 helper = False
+            with lock:
+                if not queue:
+                    return
+                task, ctx = queue.popleft()
             try:
                 ctx.run(run, task)
             except BaseException as exc:  # noqa: BLE001 - re-raised by the driver

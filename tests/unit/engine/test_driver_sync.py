@@ -100,3 +100,16 @@ def test_a_failing_task_lets_its_siblings_finish() -> None:
     with pytest.raises(ValueError, match="task 0 failed"):
         _fanout(node, 5).invoke({"out": []})
     assert sorted(finished) == [1, 2, 3, 4]
+
+
+def test_quick_tasks_of_a_step_stream_their_updates_in_task_order() -> None:
+    """Each new helper takes the earlier task, so quick tasks start (and finish) in order, as
+    when each is submitted to a pool in turn: `a`'s update streams before `b`'s."""
+    g = StateGraph(S)
+    g.add_node("a", lambda s: {"out": ["a"]})
+    g.add_node("b", lambda s: {"out": ["b"]})
+    g.add_edge(START, "a")
+    g.add_edge(START, "b")
+    app = g.compile()
+    for _ in range(20):
+        assert [next(iter(u)) for u in app.stream({"out": []}, stream_mode="updates")] == ["a", "b"]
