@@ -170,6 +170,12 @@ class Pregel(PregelAPI[StateT, ContextT, InputT, OutputT], StateAPI, EventsAPI, 
             self._kinds = (tuple(volatile), tuple(finishable))
         return self._kinds
 
+    def build_tables(self) -> None:
+        """Make the tables a run reads (triggers, channel kinds, delta keys) now: compiling
+        a graph calls it, so its first run does not pay for them."""
+        _ = self.trigger_to_nodes, self.delta_keys
+        self.volatile_set()
+
     def volatile_set(self) -> frozenset[str]:
         """The volatile names of ``channel_kinds()`` as a set, made once per kinds."""
         kinds = self.channel_kinds()
