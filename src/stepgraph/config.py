@@ -65,7 +65,9 @@ METADATA_FROM_CONFIGURABLE = (
 def with_run_metadata(config: RunnableConfig) -> RunnableConfig:
     """``config`` whose ``metadata`` also has the ``METADATA_FROM_CONFIGURABLE`` values the
     caller gave (those it does not have yet), so streamed and traced metadata carry them."""
-    configurable = config.get("configurable") or {}
+    configurable = config.get("configurable")
+    if not configurable:
+        return config
     metadata = config.get("metadata") or {}
     extra = {k: v for k in METADATA_FROM_CONFIGURABLE
              if k not in metadata and (v := configurable.get(k))}

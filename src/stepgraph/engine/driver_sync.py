@@ -16,7 +16,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from stepgraph.engine.delta import load_history
 from stepgraph.engine.durability import SyncWriter
@@ -66,7 +66,6 @@ def _drive(
 ) -> Iterator[StreamPart]:
     sink = loop.sink
     parts = sink.parts  # (looked at before draining: most steps stream nothing mid-step)
-    event = sink.sync_waiter()
     saver = loop.checkpointer
     writer = SyncWriter(loop)
     if gate is not None:
@@ -91,7 +90,7 @@ def _drive(
                 if run_inline(loop, tasks, live):
                     _run_alone(loop, tasks[0], writer, gate)
                 else:
-                    yield from _run_step(loop, tasks, live, event, writer, streaming, gate)
+                    yield from _run_step(loop, tasks, live, writer, streaming, gate)
                     if gate is not None:
                         gate.check()
             effects = loop.after_tick()
@@ -154,7 +153,6 @@ def _run_step(
     loop: RunLoop,
     tasks: list[Task],
     live: bool,
-    event: Any,
     writer: SyncWriter,
     streaming: bool = False,
     gate: Gate | None = None,
@@ -176,6 +174,7 @@ def _run_step(
     failed: list[BaseException] = []
     lock = threading.Lock()
     sink = loop.sink
+    event = sink.sync_waiter()  # (before a task starts: every later part or wake-up sets it)
     limit = loop.config.get("max_concurrency") or len(tasks)
     # Under a step timeout the caller only waits: it must be free to give up on time.
     caller_runs = not live and not streaming and step_timeout is None

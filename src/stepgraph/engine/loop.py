@@ -216,13 +216,11 @@ class RunLoop(InputPhase, StepPhase, LoopAccess):
         self.stop = self.step + self.recursion_limit + 1
         volatile, self.finishable = self.graph.channel_kinds()
         self.trigger_to_nodes = self.graph.trigger_to_nodes
-        self.volatile = frozenset(volatile)
+        self.volatile = vset = self.graph.volatile_set()
         keys = self.output_keys
         # ``invoke`` returns the last output it saw, like LangGraph's last ``values`` chunk:
         # only output channels that clear themselves need remembering.
-        self.track_output = any(
-            k in self.volatile for k in ([keys] if isinstance(keys, str) else keys)
-        )
+        self.track_output = keys in vset if isinstance(keys, str) else not vset.isdisjoint(keys)
         self.live_volatile = {c for c in volatile if self.channels[c].is_available()}
         self.max_version = max(self.versions.values()) if self.versions else None
 

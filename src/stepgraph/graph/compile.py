@@ -205,6 +205,7 @@ def compile_graph(
     load_run_modules()
     graph.state_keys = keyset
     graph.managed = {k: v for k, v in builder.managed.items()}
+    graph.build_tables()
     builder.compiled = True
     return graph
 

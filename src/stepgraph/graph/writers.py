@@ -182,7 +182,7 @@ class StartWriter(Writer):
                 hint="pass a dict whose keys are the graph's input keys",
             )
         keys = self.keys
-        task.writes.extend((k, v) for k, v in items if k in keys)
+        task.writes.extend([(k, v) for k, v in items if k in keys])
 
     def _command(self, task: Task, cmd: Any) -> None:
         """A Command that starts a new thread: its update, then its goto."""

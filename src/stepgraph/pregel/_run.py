@@ -73,6 +73,10 @@ class Run:
         return mode in self.modes
 
 
+_DEBUG_PRINTED = frozenset(("updates", "values"))
+_NOTHING: frozenset[str] = frozenset()
+
+
 def prepare(
     graph: Pregel,
     input: Any,
@@ -112,11 +116,12 @@ def prepare(
         single = True
     else:
         modes, single = normalize_modes(stream_mode, default_mode or graph.stream_mode)
-    printed = frozenset(
-        ("updates", "values")
-        if (debug if debug is not None else graph.debug)
-        else normalize_modes(print_mode, "values")[0]
-    )
+    if debug if debug is not None else graph.debug:
+        printed = _DEBUG_PRINTED
+    elif type(print_mode) is tuple and not print_mode:  # (the default: print nothing)
+        printed = _NOTHING
+    else:
+        printed = frozenset(normalize_modes(print_mode, "values")[0])
     mode_set = frozenset(modes) | printed
     sink: StreamSink
     if parent is not None and parent.run.sink.subgraphs:
@@ -233,8 +238,9 @@ def check_durability(durability: str | None) -> None:
 def _config_runtime(config: Any) -> Any:
     """A ``Runtime`` a root run's config carries (LangGraph's ``__pregel_runtime`` key: code
     that patches the store or context of a run it starts puts one there), else ``None``."""
-    runtime = (config.get("configurable") or {}).get(RUNTIME_KEY)
-    return runtime if isinstance(runtime, Runtime) else None
+    configurable = config.get("configurable")
+    runtime = configurable.get(RUNTIME_KEY) if configurable else None
+    return runtime if runtime is not None and isinstance(runtime, Runtime) else None
 
 
 def raise_nested_interrupt(loop: RunLoop) -> None:

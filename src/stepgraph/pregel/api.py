@@ -435,10 +435,17 @@ def _runs() -> Any:
     """``pregel/_run.py`` (it imports the engine's run-time modules): loaded when a graph
     is compiled (``load_run_modules``) or first run, so ``import stepgraph.graph`` stays
     lean."""
-    # lazy: the run-time modules, on the first run
-    from stepgraph.pregel import _run
+    global _RUN
+    if _RUN is None:
+        # lazy: the run-time modules, on the first run
+        from stepgraph.pregel import _run
 
-    return _run
+        _RUN = _run
+    return _RUN
+
+
+_RUN: Any = None
+"""``pregel/_run.py`` once loaded."""
 
 
 def load_run_modules() -> None:
@@ -452,6 +459,8 @@ def _durability(
 ) -> Durability | None:
     """``durability``, or the deprecated ``checkpoint_during`` mapped onto it; any other
     keyword argument is refused (SG311)."""
+    if not kwargs:
+        return durability
     kwargs = dict(kwargs)
     if "checkpoint_during" in kwargs:
         deprecated_since(

@@ -112,6 +112,7 @@ class Pregel(PregelAPI[StateT, ContextT, InputT, OutputT], StateAPI, EventsAPI, 
         self.managed: dict[str, Any] = {}
         self._trigger_to_nodes = dict(trigger_to_nodes) if trigger_to_nodes else None
         self._kinds: tuple[tuple[str, ...], tuple[str, ...]] | None = None
+        self._volatile: tuple[Any, frozenset[str]] | None = None
         self._delta_keys: tuple[str, ...] | None = None
         if auto_validate:
             self.validate()
@@ -168,6 +169,20 @@ class Pregel(PregelAPI[StateT, ContextT, InputT, OutputT], StateAPI, EventsAPI, 
                     finishable.append(key)
             self._kinds = (tuple(volatile), tuple(finishable))
         return self._kinds
+
+    def build_tables(self) -> None:
+        """Make the tables a run reads (triggers, channel kinds, delta keys) now: compiling
+        a graph calls it, so its first run does not pay for them."""
+        _ = self.trigger_to_nodes, self.delta_keys
+        self.volatile_set()
+
+    def volatile_set(self) -> frozenset[str]:
+        """The volatile names of ``channel_kinds()`` as a set, made once per kinds."""
+        kinds = self.channel_kinds()
+        made = getattr(self, "_volatile", None)
+        if made is None or made[0] is not kinds:
+            made = self._volatile = (kinds, frozenset(kinds[0]))
+        return made[1]
 
     def map_update(self, update: Any, *, source: str) -> list[tuple[str, Any]]:
         """Writes for a state update given from outside a node (``Command(update=...)``)."""

@@ -62,9 +62,12 @@ class StreamSink:
 
     # -- consumer side ----------------------------------------------------------------------
     def sync_waiter(self) -> threading.Event:
-        """Make the sink wake a sync consumer; returns the event to wait on."""
-        self._event = threading.Event()
-        return self._event
+        """Make the sink wake a sync consumer; returns the event to wait on (made on the
+        first call: a run whose steps all run inline never needs one)."""
+        event = self._event
+        if event is None:
+            event = self._event = threading.Event()
+        return event
 
     def async_waiter(self) -> asyncio.Event:
         """Make the sink wake an async consumer on the running loop."""
