@@ -260,7 +260,10 @@ class SaverCodec:
         mtype, mdata = self.serde.dumps_typed(get_checkpoint_metadata(config, metadata))
         checkpoint_id = checkpoint["id"]
         row = (thread_id, ns, checkpoint_id, parent_id, ctype, cdata, mtype, mdata)
-        return PutPlan(checkpoint_config(thread_id, ns, checkpoint_id), row, blob_rows, tips, self)
+        config = {  # (checkpoint_config, made here: once per step)
+            "configurable": {"thread_id": thread_id, "checkpoint_ns": ns, "checkpoint_id": checkpoint_id}
+        }
+        return PutPlan(config, row, blob_rows, tips, self)  # type: ignore[arg-type]
 
     def plan_writes(
         self,

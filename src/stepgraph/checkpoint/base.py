@@ -146,7 +146,11 @@ def thread_target(config: RunnableConfig | None) -> tuple[str, str, str | None]:
             code="SG410",
             hint='pass config={"configurable": {"thread_id": "some-id"}}',
         )
-    return str(thread_id), conf.get("checkpoint_ns") or "", get_checkpoint_id(config)
+    if type(thread_id) is not str:
+        thread_id = str(thread_id)
+    return thread_id, conf.get("checkpoint_ns") or "", (
+        conf.get("checkpoint_id") or conf.get("thread_ts")
+    )
 
 
 def checkpoint_config(thread_id: str, ns: str, checkpoint_id: str) -> RunnableConfig:

@@ -178,7 +178,8 @@ class InMemorySaver(BaseCheckpointSaver[str]):
                 (mtype, mdata),
                 parent_id,
             )
-        plan.commit()
+        if plan.tips:  # (no list stored: no delta base to remember)
+            plan.commit()
         return plan.config
 
     def put_writes(
@@ -190,12 +191,16 @@ class InMemorySaver(BaseCheckpointSaver[str]):
     ) -> None:
         """Store a task's writes: first regular write per idx wins, special ones overwrite."""
         regular, special = self._codec.plan_writes(config, writes, task_id, task_path)
-        with self._lock:
-            for rows, replace in ((regular, False), (special, True)):
-                for t, ns, cid, tid, idx, channel, typ, data, path in rows:
-                    bucket = self.writes[(t, ns, cid)]
-                    if replace or (tid, idx) not in bucket:
-                        bucket[(tid, idx)] = (tid, channel, (typ, data), path)
+        if not regular and not special:
+            return
+        first = (regular or special)[0]
+        with self._lock:  # (every row names the same checkpoint)
+            bucket = self.writes[(first[0], first[1], first[2])]
+            for _, _, _, tid, idx, channel, typ, data, path in regular:
+                if (tid, idx) not in bucket:
+                    bucket[(tid, idx)] = (tid, channel, (typ, data), path)
+            for _, _, _, tid, idx, channel, typ, data, path in special:
+                bucket[(tid, idx)] = (tid, channel, (typ, data), path)
 
     def delete_thread(self, thread_id: str) -> None:
         """Delete every checkpoint, blob and write of ``thread_id``."""
