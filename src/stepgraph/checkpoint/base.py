@@ -251,6 +251,10 @@ def create_checkpoint(
     )
 
 
+_getrandbits = random.getrandbits
+"""(The module's shared generator: ``random.seed`` still applies.)"""
+
+
 def next_string_version(current: str | int | float | None) -> str:
     """A counter one above ``current``'s plus a random suffix, as a sortable string.
 
@@ -258,13 +262,15 @@ def next_string_version(current: str | int | float | None) -> str:
     order; the random suffix keeps versions written on two forks of one checkpoint apart.
     (LangGraph's longer ``"%032d.%016f"`` strings are read too.)
     """
-    if current is None:
+    if type(current) is str:
+        counter = int(current.partition(".")[0])
+    elif current is None:
         counter = 0
     elif isinstance(current, str):
         counter = int(current.split(".", 1)[0])
     else:
         counter = int(current)
-    return f"{counter + 1:012d}.{random.getrandbits(24):06x}"
+    return f"{counter + 1:012d}.{_getrandbits(24):06x}"
 
 
 def _default_serde() -> SerializerProtocol:
