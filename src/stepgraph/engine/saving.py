@@ -55,6 +55,7 @@ class SaveOps:
         "ts",
         "metadata",
         "_extras",
+        "_last_config",
     )
 
     def __init__(self, loop: RunLoop) -> None:
@@ -82,6 +83,9 @@ class SaveOps:
         self._extras: tuple[Any, dict[str, str], dict[str, Any]] | None = None
         """``(config, parents, config metadata)``: what every checkpoint's metadata takes
         from the run's config, read once per config."""
+        self._last_config: tuple[str | None, dict[str, Any]] | None = None
+        """The last saver config made: a checkpoint's writes and its child's ``put`` name
+        the same checkpoint (one config, as in LangGraph)."""
 
     @property
     def saved_versions(self) -> dict[str, Any]:
@@ -295,6 +299,9 @@ class SaveOps:
 
     # -- helpers ----------------------------------------------------------------------------
     def _config(self, checkpoint_id: str | None) -> dict[str, Any]:
+        last = self._last_config
+        if last is not None and last[0] == checkpoint_id and checkpoint_id:
+            return last[1]
         loop = self.loop
         configurable = {
             "thread_id": loop.configurable.get("thread_id"),
@@ -302,7 +309,9 @@ class SaveOps:
         }
         if checkpoint_id:
             configurable["checkpoint_id"] = checkpoint_id
-        return {"configurable": configurable}
+        config = {"configurable": configurable}
+        self._last_config = (checkpoint_id, config)
+        return config
 
     def _metadata(self, source: str, step: int) -> dict[str, Any]:
         """A new checkpoint's metadata: its source and step, its ``parents`` and the
