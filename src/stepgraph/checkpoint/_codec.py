@@ -308,17 +308,20 @@ class SaverCodec:
         rows: list[BlobRow] = []
         tips: list[tuple[tuple[str, str, str], _Tip | None]] = []
         dumps = self.serde.dumps_typed
+        held = self._tips.items  # (a channel with no list remembered has none to forget)
         for channel, raw_version in new_versions.items():
             version = str(raw_version)
             key = (thread_id, ns, channel)
             value = values.get(channel, MISSING)
             if value is MISSING:
                 rows.append((thread_id, ns, channel, version, EMPTY, b"", None, version))
-                tips.append((key, None))
+                if key in held:
+                    tips.append((key, None))
             elif type(value) is not list:
                 typ, data = dumps(value)
                 rows.append((thread_id, ns, channel, version, typ, data, None, version))
-                tips.append((key, None))
+                if key in held:
+                    tips.append((key, None))
             else:
                 typ, data, base, tip, anchor = self._encode_list(key, version, value, dumps_list)
                 rows.append((thread_id, ns, channel, version, typ, data, base, anchor))
