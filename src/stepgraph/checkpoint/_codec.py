@@ -260,7 +260,10 @@ class SaverCodec:
         mtype, mdata = self.serde.dumps_typed(get_checkpoint_metadata(config, metadata))
         checkpoint_id = checkpoint["id"]
         row = (thread_id, ns, checkpoint_id, parent_id, ctype, cdata, mtype, mdata)
-        return PutPlan(checkpoint_config(thread_id, ns, checkpoint_id), row, blob_rows, tips, self)
+        config = {  # (checkpoint_config, made here: once per step)
+            "configurable": {"thread_id": thread_id, "checkpoint_ns": ns, "checkpoint_id": checkpoint_id}
+        }
+        return PutPlan(config, row, blob_rows, tips, self)  # type: ignore[arg-type]
 
     def plan_writes(
         self,
@@ -305,17 +308,20 @@ class SaverCodec:
         rows: list[BlobRow] = []
         tips: list[tuple[tuple[str, str, str], _Tip | None]] = []
         dumps = self.serde.dumps_typed
+        held = self._tips.items  # (a channel with no list remembered has none to forget)
         for channel, raw_version in new_versions.items():
             version = str(raw_version)
             key = (thread_id, ns, channel)
             value = values.get(channel, MISSING)
             if value is MISSING:
                 rows.append((thread_id, ns, channel, version, EMPTY, b"", None, version))
-                tips.append((key, None))
+                if key in held:
+                    tips.append((key, None))
             elif type(value) is not list:
                 typ, data = dumps(value)
                 rows.append((thread_id, ns, channel, version, typ, data, None, version))
-                tips.append((key, None))
+                if key in held:
+                    tips.append((key, None))
             else:
                 typ, data, base, tip, anchor = self._encode_list(key, version, value, dumps_list)
                 rows.append((thread_id, ns, channel, version, typ, data, base, anchor))

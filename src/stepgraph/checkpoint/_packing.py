@@ -28,6 +28,7 @@ __all__ = ["diff", "pack", "patch", "unpack"]
 
 _VERSION = re.compile(r"\d{12}\.[0-9a-f]{6}")
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_MICROSECOND = timedelta(microseconds=1)
 _KNOWN = {"v", "id", "ts", "channel_versions", "versions_seen", "updated_channels",
           "channel_values"}  # fmt: skip
 
@@ -79,6 +80,11 @@ def _pack_versions(
     return packed, raw
 
 
+_CANONICAL_TS = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.(?!000000)\d{6}\+00:00")
+"""What ``datetime.now(UTC).isoformat()`` writes (microseconds not zero): such a string is
+exactly what its parsed time formats back to, so no round trip is needed to check it."""
+
+
 def _pack_ts(ts: Any) -> int | None:
     if type(ts) is not str:
         return None
@@ -86,6 +92,8 @@ def _pack_ts(ts: Any) -> int | None:
         when = datetime.fromisoformat(ts)
     except ValueError:
         return None
+    if _CANONICAL_TS.fullmatch(ts):
+        return (when - _EPOCH) // _MICROSECOND
     if when.utcoffset() != timedelta(0):
         return None
     micros = (when - _EPOCH) // timedelta(microseconds=1)

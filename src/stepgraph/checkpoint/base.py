@@ -146,7 +146,11 @@ def thread_target(config: RunnableConfig | None) -> tuple[str, str, str | None]:
             code="SG410",
             hint='pass config={"configurable": {"thread_id": "some-id"}}',
         )
-    return str(thread_id), conf.get("checkpoint_ns") or "", get_checkpoint_id(config)
+    if type(thread_id) is not str:
+        thread_id = str(thread_id)
+    return thread_id, conf.get("checkpoint_ns") or "", (
+        conf.get("checkpoint_id") or conf.get("thread_ts")
+    )
 
 
 def checkpoint_config(thread_id: str, ns: str, checkpoint_id: str) -> RunnableConfig:
@@ -247,6 +251,10 @@ def create_checkpoint(
     )
 
 
+_getrandbits = random.getrandbits
+"""(The module's shared generator: ``random.seed`` still applies.)"""
+
+
 def next_string_version(current: str | int | float | None) -> str:
     """A counter one above ``current``'s plus a random suffix, as a sortable string.
 
@@ -254,13 +262,15 @@ def next_string_version(current: str | int | float | None) -> str:
     order; the random suffix keeps versions written on two forks of one checkpoint apart.
     (LangGraph's longer ``"%032d.%016f"`` strings are read too.)
     """
-    if current is None:
+    if type(current) is str:
+        counter = int(current.partition(".")[0])
+    elif current is None:
         counter = 0
     elif isinstance(current, str):
         counter = int(current.split(".", 1)[0])
     else:
         counter = int(current)
-    return f"{counter + 1:012d}.{random.getrandbits(24):06x}"
+    return f"{counter + 1:012d}.{_getrandbits(24):06x}"
 
 
 def _default_serde() -> SerializerProtocol:

@@ -165,20 +165,23 @@ class InMemorySaver(BaseCheckpointSaver[str]):
         """Store ``checkpoint``; blobs only for ``new_versions``, lists as deltas when they grew."""
         plan = self._codec.plan_put(config, checkpoint, metadata, new_versions)
         thread_id, ns, checkpoint_id, parent_id, ctype, cdata, mtype, mdata = plan.checkpoint_row
+        entry = ((ctype, cdata), (mtype, mdata), parent_id)
+        blobs = self.blobs
         with self._lock:
-            for row in plan.blob_rows:
-                key = row[:4]
-                old = self.blobs.get(key)  # type: ignore[call-overload]
+            for t, n, channel, version, typ, data, base, _ in plan.blob_rows:
+                key = (t, n, channel, version)
+                old = blobs.get(key)  # type: ignore[call-overload]
                 # A version's value is stored once; an empty marker may be filled in later
                 # (a DeltaChannel key stored whole at a version first stored without value).
-                if old is None or (old[0] == EMPTY and row[4] != EMPTY):
-                    self.blobs[key] = row[4:7]  # type: ignore[index]
-            self.storage[thread_id].setdefault(ns, {})[checkpoint_id] = (
-                (ctype, cdata),
-                (mtype, mdata),
-                parent_id,
-            )
-        plan.commit()
+                if old is None or (old[0] == EMPTY and typ != EMPTY):
+                    blobs[key] = (typ, data, base)
+            saved = self.storage[thread_id]
+            in_ns = saved.get(ns)
+            if in_ns is None:
+                in_ns = saved[ns] = {}
+            in_ns[checkpoint_id] = entry
+        if plan.tips:  # (no value stored: no delta base to remember or forget)
+            plan.commit()
         return plan.config
 
     def put_writes(
@@ -190,12 +193,16 @@ class InMemorySaver(BaseCheckpointSaver[str]):
     ) -> None:
         """Store a task's writes: first regular write per idx wins, special ones overwrite."""
         regular, special = self._codec.plan_writes(config, writes, task_id, task_path)
-        with self._lock:
-            for rows, replace in ((regular, False), (special, True)):
-                for t, ns, cid, tid, idx, channel, typ, data, path in rows:
-                    bucket = self.writes[(t, ns, cid)]
-                    if replace or (tid, idx) not in bucket:
-                        bucket[(tid, idx)] = (tid, channel, (typ, data), path)
+        if not regular and not special:
+            return
+        first = (regular or special)[0]
+        with self._lock:  # (every row names the same checkpoint)
+            bucket = self.writes[(first[0], first[1], first[2])]
+            for _, _, _, tid, idx, channel, typ, data, path in regular:
+                if (tid, idx) not in bucket:
+                    bucket[(tid, idx)] = (tid, channel, (typ, data), path)
+            for _, _, _, tid, idx, channel, typ, data, path in special:
+                bucket[(tid, idx)] = (tid, channel, (typ, data), path)
 
     def delete_thread(self, thread_id: str) -> None:
         """Delete every checkpoint, blob and write of ``thread_id``."""

@@ -54,6 +54,8 @@ class SaveOps:
         "_deferred",
         "ts",
         "metadata",
+        "_extras",
+        "_last_config",
     )
 
     def __init__(self, loop: RunLoop) -> None:
@@ -78,6 +80,12 @@ class SaveOps:
         ``durability="exit"`` a step's is only made at the end)."""
         self.metadata: dict[str, Any] = {}
         """The metadata of the loop's current checkpoint (as ``ts``)."""
+        self._extras: tuple[Any, dict[str, str], dict[str, Any]] | None = None
+        """``(config, parents, config metadata)``: what every checkpoint's metadata takes
+        from the run's config, read once per config."""
+        self._last_config: tuple[str | None, dict[str, Any]] | None = None
+        """The last saver config made: a checkpoint's writes and its child's ``put`` name
+        the same checkpoint (one config, as in LangGraph)."""
 
     @property
     def saved_versions(self) -> dict[str, Any]:
@@ -156,7 +164,7 @@ class SaveOps:
         loop = self.loop
         if not self.needs_checkpoint:
             return None
-        exit_only = self._exit_unstreamed()
+        exit_only = loop.durability == "exit" and self._exit_unstreamed()
         if source == "loop" and exit_only:
             # Nothing of a step's checkpoint is stored or streamed: remember only what the
             # last one is; its time, metadata and values are made once, at the end.
@@ -169,8 +177,7 @@ class SaveOps:
             self.whole_delta = False
             return None
         ts = datetime.now(UTC).isoformat()
-        metadata = {"source": source, "step": step, "parents": self._parents()}
-        metadata.update(_config_metadata(loop.config))
+        metadata = self._metadata(source, step)
         self.ts, self.metadata = ts, metadata
         image = self.image
         if source == "loop" and image.valid:
@@ -292,6 +299,9 @@ class SaveOps:
 
     # -- helpers ----------------------------------------------------------------------------
     def _config(self, checkpoint_id: str | None) -> dict[str, Any]:
+        last = self._last_config
+        if last is not None and last[0] == checkpoint_id and checkpoint_id:
+            return last[1]
         loop = self.loop
         configurable = {
             "thread_id": loop.configurable.get("thread_id"),
@@ -299,7 +309,22 @@ class SaveOps:
         }
         if checkpoint_id:
             configurable["checkpoint_id"] = checkpoint_id
-        return {"configurable": configurable}
+        config = {"configurable": configurable}
+        self._last_config = (checkpoint_id, config)
+        return config
+
+    def _metadata(self, source: str, step: int) -> dict[str, Any]:
+        """A new checkpoint's metadata: its source and step, its ``parents`` and the
+        primitive values of the run's config (read once per config)."""
+        config = self.loop.config
+        extras = self._extras
+        if extras is None or extras[0] is not config:
+            extras = self._extras = (config, self._parents(), _config_metadata(config))
+        _, parents, from_config = extras
+        metadata = {"source": source, "step": step, "parents": dict(parents) if parents else {}}
+        if from_config:
+            metadata.update(from_config)
+        return metadata
 
     def _parents(self) -> dict[str, str]:
         loop = self.loop

@@ -98,6 +98,19 @@ def test_tips_are_remembered_only_on_commit(codec: SaverCodec) -> None:
     assert third[6] == first[3]
 
 
+def test_a_list_replaced_by_another_value_is_no_delta_base_after(codec: SaverCodec) -> None:
+    """A channel whose list gave way to another value (or none) forgets the list: the next
+    list is stored whole; channels that never held a list carry nothing to forget."""
+    store = Store(codec)
+    store.put(m=[1])
+    plan = codec.plan_put(CONFIG, empty_checkpoint(), {}, {"n": next_string_version(None)})
+    assert plan.tips == []
+    for replaced in ("text", None):
+        store.put(m=replaced)
+        again = store.put(m=[1, 2])["m"]
+        assert again[6] is None and store.read("m") == [1, 2]
+
+
 def test_no_delta_for_versions_that_do_not_sort(codec: SaverCodec) -> None:
     """Integer versions of different widths (9 -> 10) never produce a delta."""
     cp = empty_checkpoint()

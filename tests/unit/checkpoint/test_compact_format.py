@@ -211,3 +211,27 @@ def test_split_lists_are_snapshot_once_deltas_outweigh_twice_the_last_snapshot()
     assert len(snapshots) >= 4  # (with 6x: 3 in these 59 steps)
     for before, after in zip(snapshots, snapshots[1:], strict=False):
         assert after - before <= max(2 * before, 3) + 1  # elements are about the same size
+
+
+def test_timestamps_pack_to_micros_only_when_they_format_back_exactly() -> None:
+    """A UTC ISO time packs as microseconds when unpacking writes the same string, whichever
+    way it was checked (the canonical shape or a round trip); any other string stays raw."""
+    from datetime import UTC, datetime, timedelta, timezone
+
+    now = datetime.now(UTC)
+    packed = [
+        now.replace(microsecond=123456).isoformat(),  # what checkpoints carry
+        now.replace(microsecond=0).isoformat(),  # no fraction written
+        "0999-01-02T03:04:05.000001+00:00",
+    ]
+    raw = [
+        now.replace(microsecond=0).isoformat().replace("+00:00", ".000000+00:00"),
+        now.replace(microsecond=5).isoformat().replace("+00:00", "Z"),
+        now.astimezone(timezone(timedelta(hours=2))).isoformat(),
+        now.replace(microsecond=7).isoformat()[:-6],  # naive
+        "2026-13-01T00:00:00.000001+00:00",  # not a date
+    ]
+    for ts in packed + raw:
+        row = _packing.pack({"v": 4, "id": "x", "ts": ts}, {}, {})
+        assert ("ts" in row) == (ts in packed), ts
+        assert _packing.unpack(row, "x")[0]["ts"] == ts
