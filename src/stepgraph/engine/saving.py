@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from stepgraph.channels.untracked_value import UntrackedValue
+from stepgraph.checkpoint.base import EXCLUDED_METADATA_KEYS as _EXCLUDED
 from stepgraph.constants import NULL_TASK_ID, TASKS
 from stepgraph.engine.apply import Touched
 from stepgraph.engine.image import CheckpointImage
@@ -331,19 +332,6 @@ class SaveOps:
         return ancestors(loop.configurable.get("checkpoint_map"), loop.checkpoint_ns)
 
 
-_EXCLUDED = frozenset(
-    {
-        "thread_id",
-        "checkpoint_id",
-        "checkpoint_ns",
-        "checkpoint_map",
-        "langgraph_step",
-        "langgraph_node",
-        "langgraph_triggers",
-        "langgraph_path",
-        "langgraph_checkpoint_ns",
-    }
-)
 
 
 def _config_metadata(config: Any) -> dict[str, Any]:
