@@ -238,3 +238,6 @@ def test_openapi_document_is_typed(http) -> None:
     assert set(stream) == {"text/event-stream"}
     limit = next(p for p in spec["paths"]["/threads/{thread_id}/runs"]["get"]["parameters"] if p["name"] == "limit")
     assert limit["schema"]["type"] == "integer" and limit["schema"]["maximum"] == 10000
+    for path in ("/runs/{run_id}/cancel", "/threads/{thread_id}/runs/{run_id}/cancel"):
+        # 200 with ``wait=true``, 202 (no body) without: both documented
+        assert {"200", "202"} <= set(spec["paths"][path]["post"]["responses"]), path

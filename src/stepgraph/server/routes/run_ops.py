@@ -124,7 +124,7 @@ async def join_stream(request: Request, query: JoinStreamQuery) -> Response:
                    on_disconnect=_cancel_on_disconnect(request, run["run_id"], query.cancel_on_disconnect))
 
 
-@operation(query=CancelQuery, ok=JsonObject, errors=(404,))
+@operation(query=CancelQuery, ok=JsonObject, empty=(202,), errors=(404,))
 async def cancel_run(request: Request, query: CancelQuery) -> Response:
     """Cancel a pending or running run (``wait``, ``action=interrupt|rollback``); 202 unless ``wait``."""
     ctx = ctx_of(request)
