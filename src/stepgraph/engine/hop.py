@@ -14,33 +14,28 @@ executor locks or semaphores, no chained callbacks). The work is the same:
 * inside ``pool.watch_threads()`` (the server's executor, which waits for a cancelled run's
   threads) a job goes through ``pool.submit`` instead, so the watch sees it.
 
-Worker threads are started on demand and kept (an idle one is reused first); at
-interpreter exit they are told to stop and joined, so a running job finishes, as with
-``ThreadPoolExecutor``.
+The workers are a ``workers.Crew`` of their own (not the sync driver's step helpers, so
+a step waiting for its helpers never waits behind hops): started on demand and kept (an
+idle one is reused first, and a worker counts as idle before it hands its result over, so
+the awaiting task's next job reuses it); at interpreter exit they are told to stop and
+joined, so a running job finishes, as with ``ThreadPoolExecutor``.
 """
 
 from __future__ import annotations
 
 import contextvars
-import os
-import threading
-from _queue import SimpleQueue  # (the C type: `queue` itself costs an import of its own)
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from stepgraph.engine import pool
+from stepgraph.engine.workers import Crew
 
 if TYPE_CHECKING:
     import asyncio
 
 __all__ = ["hop"]
 
-_jobs: SimpleQueue[Any] = SimpleQueue()
-_lock = threading.Lock()
-_idle = 0
-"""Workers waiting for a job and not yet claimed by a submitter."""
-_threads: list[threading.Thread] = []
-_limit = 0
+_crew = Crew("stepgraph-hop")
 
 
 def _settle(fut: asyncio.Future[Any], value: Any, failed: bool) -> None:
@@ -52,83 +47,38 @@ def _settle(fut: asyncio.Future[Any], value: Any, failed: bool) -> None:
         fut.set_result(value)
 
 
-def _worker() -> None:
-    global _idle
-    get = _jobs.get
-    while True:
-        job = get()
-        if job is None:
-            return
-        loop, fut, ctx, fn, args = job
-        job = None
-        if fut.cancelled():  # (a racy read is harmless: _settle checks again)
-            with _lock:
-                _idle += 1
-        else:
-            try:
-                value, failed = ctx.run(fn, *args), False
-            except BaseException as exc:  # noqa: BLE001 - handed to the awaiting task
-                value, failed = exc, True
-            # Idle before the result is handed over: the awaiting task's next job must find
-            # this worker free, not start a thread of its own.
-            with _lock:
-                _idle += 1
-            try:
-                loop.call_soon_threadsafe(_settle, fut, value, failed)
-            except RuntimeError:  # the event loop is closed: nobody waits any more
-                pass
-            value = None
-        loop = fut = ctx = fn = args = None
+def _job(
+    loop: asyncio.AbstractEventLoop,
+    fut: asyncio.Future[Any],
+    ctx: contextvars.Context,
+    fn: Callable[..., Any],
+    args: tuple[Any, ...],
+) -> Callable[[], None] | None:
+    """Runs ``fn`` (unless its waiter is gone) and returns the hand-off of its result."""
+    if fut.cancelled():  # (a racy read is harmless: _settle checks again)
+        return None
+    try:
+        value, failed = ctx.run(fn, *args), False
+    except BaseException as exc:  # noqa: BLE001 - handed to the awaiting task
+        value, failed = exc, True
+
+    def hand_over() -> None:
+        try:
+            loop.call_soon_threadsafe(_settle, fut, value, failed)
+        except RuntimeError:  # the event loop is closed: nobody waits any more
+            pass
+
+    return hand_over
 
 
 async def hop(fn: Callable[..., Any], *args: Any) -> Any:
     """``fn(*args)`` on a worker thread, in a copy of the current context; its result."""
-    global _idle, _limit
     import asyncio  # (loaded by then: the caller is a coroutine; this module loads without it)
 
     if pool.watching():
         return await asyncio.wrap_future(pool.submit(contextvars.copy_context().run, fn, *args))
     loop = asyncio.get_running_loop()
     fut = loop.create_future()
-    start = False
-    with _lock:
-        if _idle:
-            _idle -= 1
-        else:
-            if not _limit:
-                _limit = pool.max_threads()
-            if len(_threads) < _limit:
-                start = True
-                thread = threading.Thread(
-                    target=_worker, name=f"stepgraph-hop-{len(_threads)}", daemon=True
-                )
-                _threads.append(thread)
-    _jobs.put((loop, fut, contextvars.copy_context(), fn, args))
-    if start:
-        thread.start()
+    ctx = contextvars.copy_context()
+    _crew.start(lambda: _job(loop, fut, ctx, fn, args))
     return await fut
-
-
-def _stop() -> None:
-    """At interpreter exit: workers finish their job and stop."""
-    with _lock:
-        threads = list(_threads)
-    for _ in threads:
-        _jobs.put(None)
-    for thread in threads:
-        if thread.is_alive():
-            thread.join()
-
-
-def _after_fork() -> None:
-    global _jobs, _lock, _idle, _threads
-    _jobs = SimpleQueue()
-    _lock = threading.Lock()
-    _idle = 0
-    _threads = []
-
-
-_register = getattr(threading, "_register_atexit", None)
-if _register is not None:  # (before threading joins non-daemon threads, as executors do)
-    _register(_stop)
-os.register_at_fork(after_in_child=_after_fork)

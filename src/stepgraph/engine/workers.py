@@ -1,4 +1,4 @@
-"""Long-lived helper threads for the sync driver's steps of several tasks.
+"""Long-lived worker threads: the sync driver's step helpers and ``hop``'s workers.
 
 ``Crew.start(fn)`` runs ``fn()`` on a worker thread: a job goes on one ``SimpleQueue``
 read by threads that are started on demand and kept (an idle one is reused first), up to
@@ -24,6 +24,8 @@ from stepgraph.engine import pool
 
 __all__ = ["Crew", "step_crew"]
 
+_register_atexit = getattr(threading, "_register_atexit", None)
+
 
 class Crew:
     """Worker threads taking jobs (``fn()``) from one queue."""
@@ -31,6 +33,9 @@ class Crew:
     def __init__(self, name: str) -> None:
         self._name = name
         self._reset()
+        if _register_atexit is not None:  # (before threading joins non-daemon threads)
+            _register_atexit(self.stop)
+        os.register_at_fork(after_in_child=self._reset)  # a forked child starts with none
 
     def _reset(self) -> None:
         self._jobs: SimpleQueue[Callable[[], Any] | None] = SimpleQueue()
@@ -41,8 +46,11 @@ class Crew:
         """Jobs queued while every worker was busy and no more could be started."""
         self._threads: list[threading.Thread] = []
 
-    def start(self, fn: Callable[[], Any]) -> None:
-        """Run ``fn()`` on a worker thread (a free one, a new one, or the next one free)."""
+    def start(self, fn: Callable[[], Callable[[], object] | None]) -> None:
+        """Run ``fn()`` on a worker thread (a free one, a new one, or the next one free).
+
+        What ``fn`` returns, if not ``None``, is called once the worker counts as free again
+        (a hand-off of the result: the next job of whoever it wakes reuses this worker)."""
         thread = None
         with self._lock:
             if self._free:
@@ -65,16 +73,24 @@ class Crew:
             fn = get()
             if fn is None:
                 return
+            then = None
             try:
-                fn()
+                then = fn()
             except BaseException:  # noqa: BLE001 - a job handles its errors; keep the worker
-                threading.excepthook(threading.ExceptHookArgs((*sys.exc_info(), None)))
+                _report()
             fn = None
             with lock:
                 if self._backlog:
                     self._backlog -= 1  # a queued job is this worker's next one
                 else:
                     self._free += 1
+            if then is not None:
+                # (after this worker counts as free: whoever ``then`` wakes finds it so)
+                try:
+                    then()
+                except BaseException:  # noqa: BLE001
+                    _report()
+                then = None
 
     def stop(self) -> None:
         """Tell every worker to stop once its job is done, and wait for them."""
@@ -87,10 +103,9 @@ class Crew:
                 thread.join()
 
 
+def _report() -> None:
+    threading.excepthook(threading.ExceptHookArgs((*sys.exc_info(), None)))
+
+
 step_crew = Crew("stepgraph-step")
 """The helpers of the sync driver's steps of several tasks (``driver_sync._run_step``)."""
-
-_register = getattr(threading, "_register_atexit", None)
-if _register is not None:  # (before threading joins non-daemon threads, as executors do)
-    _register(step_crew.stop)
-os.register_at_fork(after_in_child=step_crew._reset)

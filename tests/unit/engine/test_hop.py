@@ -54,9 +54,9 @@ def test_idle_workers_are_reused() -> None:
             assert await hop(int, str(i)) == i
 
     asyncio.run(main())
-    before = len(hop_mod._threads)
+    before = len(hop_mod._crew._threads)
     asyncio.run(main())
-    assert len(hop_mod._threads) == before  # sequential jobs never need a new thread
+    assert len(hop_mod._crew._threads) == before  # sequential jobs never need a new thread
 
 
 def test_concurrent_jobs_run_at_once() -> None:
