@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import weakref
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -60,7 +61,9 @@ class SaveOps:
     )
 
     def __init__(self, loop: RunLoop) -> None:
-        self.loop = loop
+        self.loop = weakref.proxy(loop)
+        """(A proxy: the loop holds this, so a strong reference back would make every
+        finished run cyclic garbage, its channel values freed only by a full collection.)"""
         self.ops: list[Op] = []
         self.parent_id: str | None = None
         self.enabled = loop.checkpointer is not None
