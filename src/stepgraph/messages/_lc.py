@@ -47,8 +47,17 @@ def _coerce(message: Any) -> BaseMessage:
     return convert_to_messages([message])[0]
 
 
+_PLAIN: set[type] = set()
+"""``BaseMessage`` classes met before that are not chunks: such a message is kept as it is."""
+
+
 def normalize(items: Iterable[Any]) -> tuple[list[BaseMessage], list[str]]:
     """Coerce ``items`` to ``BaseMessage`` objects with ids; return them with their ids."""
+    if type(items) is list and set(map(type, items)) <= _PLAIN:
+        # The usual history (messages read back or merged before): checked in C-level loops.
+        ids = list(map(message_id, items))
+        if None not in ids:
+            return items.copy(), ids
     msgs: list[BaseMessage] = []
     ids: list[str] = []
     for m in items:
@@ -56,6 +65,8 @@ def normalize(items: Iterable[Any]) -> tuple[list[BaseMessage], list[str]]:
             m = _coerce(m)
         if isinstance(m, BaseMessageChunk):
             m = message_chunk_to_message(m)
+        elif type(m) not in _PLAIN:
+            _PLAIN.add(type(m))
         if m.id is None:
             m.id = str(uuid.uuid4())
         msgs.append(m)

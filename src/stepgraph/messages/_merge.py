@@ -121,7 +121,7 @@ def _merge_new(left: list[Any], given: Any, right: list[Any], backend: ModuleTyp
     index = _known_index(left, backend)
     if index is None:
         l_msgs, l_ids = backend.normalize(left)
-        index = {mid: i for i, mid in enumerate(l_ids)}  # (a repeated id: its last position)
+        index = dict(zip(l_ids, range(len(l_ids)), strict=True))  # (a repeated id: its last)
         unique = len(index) == len(l_ids)
         merged, index = _merge(l_msgs, index, False, r_msgs, r_ids, r_removes, backend.message_id)
         if not unique:
@@ -171,9 +171,11 @@ def _openai(merged: list[Any]) -> list[Any]:
 # in that list's index; entries for other ids may point anywhere.
 _Known = tuple[list[Any], int, Any, ModuleType, dict[Any, int]]
 _KNOWN: OrderedDict[int, _Known] = OrderedDict()
-_KNOWN_MAX = 16
+_KNOWN_MAX = 4
 """Lists remembered (each entry keeps its list, and so its messages, alive): a few cover a
-run's reducer chain; a run that loaded its list from a checkpoint has a fresh list anyway."""
+run's reducer chain; a run that loaded its list from a checkpoint has a fresh list anyway.
+Few: each entry of a long chat pins a whole copy of its history (every load makes one),
+which a full garbage collection then walks; indexing a list again is cheap."""
 
 
 def _known_index(left: list[Any], backend: ModuleType) -> dict[Any, int] | None:
@@ -209,7 +211,7 @@ _Done = tuple[
     list[Any], int, Any, Any, tuple[Any, ...], ModuleType, list[Any], dict[Any, int] | None
 ]
 _DONE: OrderedDict[tuple[int, int], _Done] = OrderedDict()
-_DONE_MAX = 8
+_DONE_MAX = 4
 
 
 def _has_id(message: Any) -> bool:

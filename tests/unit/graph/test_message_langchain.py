@@ -174,3 +174,31 @@ def test_dict_format_converts_langchain_messages():
     assert result[2] == {"role": "tool", "content": "42", "id": "t", "tool_call_id": "t1"}
     assert result[3]["role"] == "assistant" and result[3]["content"] == "c"
     assert reducer(result, LCRemoveMessage(id="h"))[0]["id"] == "a"
+
+
+def test_known_history_still_coerces_what_it_must():
+    """A history of message classes met before takes the quick path; a chunk, a dict or a
+    message without an id among them still gets coerced (chunk -> message, id assigned)."""
+    known = [
+        HumanMessage("a", id="1"),
+        AIMessage("b", id="2"),
+        ToolMessage("c", tool_call_id="t", id="3"),
+    ]
+    assert add_messages(known, []) == known  # (every class now met once)
+    no_id = HumanMessage("later")
+    chunk = AIMessageChunk(content="chunk", id="5")
+    merged = add_messages([*known, no_id, chunk, {"role": "user", "content": "d", "id": "6"}], [])
+    assert [type(m) for m in merged] == [
+        HumanMessage,
+        AIMessage,
+        ToolMessage,
+        HumanMessage,
+        AIMessage,
+        HumanMessage,
+    ]
+    assert no_id.id is not None and merged[3] is no_id
+    assert merged[-1].content == "d"
+    # the quick path returns a new list and leaves the given one alone
+    history = [HumanMessage("x", id="7"), AIMessage("y", id="8")]
+    out = add_messages(history, AIMessage("z", id="9"))
+    assert out is not history and len(history) == 2 and [m.id for m in out] == ["7", "8", "9"]
