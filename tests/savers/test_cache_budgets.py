@@ -135,7 +135,7 @@ def test_budget_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("STEPGRAPH_SAVER_CACHE_BYTES", "1MiB")
     assert (
         sum(cache_budgets().values()) <= 1 << 20
-        and cache_budgets()["lists"] == (1 << 20) * 32 // 100
+        and cache_budgets()["lists"] == (1 << 20) * SHARES["lists"] // 100
     )
     monkeypatch.setenv("STEPGRAPH_SAVER_CACHE_BYTES", "lots")
     with pytest.raises(ValueError, match="STEPGRAPH_SAVER_CACHE_BYTES"):

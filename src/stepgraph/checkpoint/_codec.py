@@ -30,12 +30,14 @@ of an arbitrary exception (``reading``).
 from __future__ import annotations
 
 import functools
+import itertools
 import operator
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from stepgraph.checkpoint._chains import ChainRead, ChainReads, Recalled
 from stepgraph.checkpoint._concat import MSGPACK, encodes_plain_arrays, join_arrays
 from stepgraph.checkpoint._decoded import DecodedElements
 from stepgraph.checkpoint._ids import stored_id
@@ -198,6 +200,9 @@ _KEEP = object()
 
 _SIZE = operator.itemgetter(2)
 """The encoded bytes of a ``_resolve`` part."""
+_flatten = itertools.chain.from_iterable
+_Walk = tuple[list[tuple[str, Any, int]], list[tuple[str, Blob]], "tuple[ChainRead, int] | None"]
+"""``SaverCodec._walk``: ``(parts, rows walked, (memo, row) it stopped at)``."""
 
 
 def _newer(version: str, than: str) -> bool:
@@ -226,6 +231,8 @@ class SaverCodec:
         self._plain_arrays = encodes_plain_arrays(serde)
         self._tips = Lru(self.budgets["lists"], max_tips)  # (thread, ns, channel) -> _Tip
         self._decoded = DecodedElements(self.budgets["decoded"]) if self._plain_arrays else None
+        self._reads: ChainReads | None = None
+        """The chains read before (``_chains``): kept by savers that read through ``recall``."""
         self._lock = threading.Lock()
 
     @property
@@ -376,6 +383,13 @@ class SaverCodec:
     def forget_thread(self, thread_id: str) -> None:
         """Drop the delta memory of a deleted thread."""
         self._tips.drop(lambda k: k[0] == thread_id)
+        if self._reads is not None:
+            self._reads.forget_thread(thread_id)
+
+    def recall(self, blobs: Mapping[BlobKey, Blob]) -> Recalled:
+        """The chains read before that the fetched ``blobs`` still hold (``_chains``), for
+        ``load_tuple(recalled=)`` (and so that a saver need not fetch their pieces)."""
+        return {} if self._reads is None else self._reads.recall(blobs)
 
     def cache_usage(self) -> dict[str, tuple[int, int, int]]:
         """``{cache: (entries, bytes, budget)}`` of the memories of this codec."""
@@ -383,6 +397,8 @@ class SaverCodec:
         if self._decoded is not None:
             found = self._decoded
             usage["decoded"] = (len(found), found.spent, found.budget)
+        if self._reads is not None:
+            usage["reads"] = self._reads.usage()
         return usage
 
     # --- reading ------------------------------------------------------------------------
@@ -410,12 +426,14 @@ class SaverCodec:
         inline: Mapping[str, Any] | None = None,
         piece: PieceLookup | None = None,
         thread_name: str | None = None,
+        recalled: Recalled | None = None,
     ) -> CheckpointTuple:
         """A ``CheckpointTuple`` from a row, its decoded parts, a blob lookup and its writes.
 
         ``inline`` holds values stored in the checkpoint row itself (channel -> typed bytes),
         ``piece`` reads the pieces referenced by split values (see ``_pieces``),
-        ``thread_name`` is the thread id when rows store the thread under a key.
+        ``thread_name`` is the thread id when rows store the thread under a key,
+        ``recalled`` what ``recall`` found for the fetched rows (and asks to remember reads).
         """
         thread_id, ns, checkpoint_id, parent_id = row[0], row[1], row[2], row[3]
         name = thread_name or thread_id
@@ -426,7 +444,7 @@ class SaverCodec:
                 continue
             key = (thread_id, ns, channel, self.blob_version(version))
             chain: list[tuple[str, int, int]] = []
-            value = self._resolve(lookup, key, piece, chain)
+            value = self._resolve(lookup, key, piece, chain, recalled)
             if value is not MISSING:
                 values[channel] = value
                 if chain and type(value) is list:
@@ -538,53 +556,36 @@ class SaverCodec:
         key: BlobKey,
         piece: PieceLookup | None = None,
         chain: list[tuple[str, int, int]] | None = None,
+        recalled: Recalled | None = None,
     ) -> Any:
         """The value of a blob, following its delta chain; ``chain`` receives
-        ``(snapshot version, snapshot bytes, delta bytes)`` of a list read that way."""
-        parts: list[tuple[str, bytes, int]] = []  # (type, data, bytes of the joined encoding)
-        pieced = 0  # parts holding split elements
-        seen: set[str] = set()
-        while True:
-            if key[3] in seen:
-                raise SaverError(
-                    f"Stored channel {key[2]!r} of thread {key[0]!r} is a delta chain that "
-                    f"loops back to version {key[3]!r}.",
-                    code="SG414",
-                    hint="the rows were changed outside stepgraph; restore them or delete the "
-                    "thread",
-                )
-            seen.add(key[3])
-            blob = lookup(key)
-            if blob is None:
-                if not parts:
-                    return MISSING
-                raise SaverError(
-                    f"Stored channel {key[2]!r} of thread {key[0]!r} is a delta whose base "
-                    f"version {key[3]!r} is missing.",
-                    code="SG414",
-                    hint="the thread was changed by another process mid-run; re-run it",
-                )
-            typ, data, base = blob
-            if typ == EMPTY:
-                return MISSING
-            if typ == PIECED:
-                found = self._elements(data, piece, key[2]) if self._decoded is not None else None
-                if found is None:
-                    typ, data = MSGPACK, self._join(data, piece, f"in channel {key[2]!r}")
-                else:  # the list's elements: decoded (or cloned) one by one
-                    n = len(found)  # (``array_size``, inline: this runs once per chain row)
-                    size = (1 if n < 16 else 3 if n < 0x10000 else 5) + sum(map(len, found))
-                    parts.append((PIECED, found, size))  # type: ignore[arg-type]
-                    pieced += 1
-            if typ != PIECED:
-                parts.append((typ, data, len(data)))
-            if base is None:
-                break
-            key = (key[0], key[1], key[2], base)
-        if chain is not None:
-            chain.append((key[3], parts[-1][2], sum(map(_SIZE, parts[:-1]))))
+        ``(snapshot version, snapshot bytes, delta bytes)`` of a list read that way.
+
+        ``recalled`` (the reads memory's entries valid for the fetched rows, ``_chains``):
+        the walk stops at a remembered row, and a list read from split rows only is
+        remembered for the next read."""
+        memo = recalled.get(key[:3]) if recalled else None
+        walk = self._walk(lookup, key, piece, memo)
+        if walk is None:
+            return MISSING
+        parts, walked, below = walk
+        pieced = sum(1 for p in parts if p[0] == PIECED)
+        if below is not None:
+            elements, snapshot_bytes, delta_bytes = below[0].part(below[1])
+            if chain is not None:
+                delta_bytes += sum(map(_SIZE, parts))
+                chain.append((below[0].snapshot, snapshot_bytes, delta_bytes))
+            parts.append((PIECED, elements, 0))  # type: ignore[arg-type]
+            pieced += 1
+        elif chain is not None:
+            chain.append((walked[-1][0], parts[-1][2], sum(map(_SIZE, parts[:-1]))))
         if pieced:
-            return self._load_elements(parts, only_pieced=pieced == len(parts))
+            flat = list(_flatten(data for typ, data, _ in reversed(parts) if typ == PIECED))
+            value = self._load_elements(parts, flat, only_pieced=pieced == len(parts))
+            if recalled is not None and pieced == len(parts) and self._reads is not None:
+                own = [(p[1], p[2]) for p in (parts[:-1] if below is not None else parts)]
+                self._reads.remember(key[:3], walked, own, below, flat)  # type: ignore[arg-type]
+            return value
         loads = self.serde.loads_typed
         if len(parts) == 1:
             return loads(parts[0][:2])
@@ -597,11 +598,69 @@ class SaverCodec:
             value.extend(loads(part[:2]))
         return value
 
-    def _load_elements(self, parts: list[Any], *, only_pieced: bool = False) -> list[Any]:
-        """A list from its parts, snapshot last; a ``PIECED`` part holds the encoded elements,
-        served by the decoded-elements cache (``_decoded``), the others are decoded whole."""
+    def _walk(
+        self,
+        lookup: Callable[[BlobKey], Blob | None],
+        key: BlobKey,
+        piece: PieceLookup | None,
+        memo: tuple[ChainRead, int] | None,
+    ) -> _Walk | None:
+        """``(parts, rows walked, (memo, row) it stopped at)`` of a blob's delta chain, head
+        first: a part is ``(type, data or split elements, bytes of its joined encoding)``;
+        ``None`` when there is no value."""
+        parts: list[tuple[str, Any, int]] = []
+        walked: list[tuple[str, Blob]] = []
+        seen: set[str] = set()
+        while True:
+            if key[3] in seen:
+                raise SaverError(
+                    f"Stored channel {key[2]!r} of thread {key[0]!r} is a delta chain that "
+                    f"loops back to version {key[3]!r}.",
+                    code="SG414",
+                    hint="the rows were changed outside stepgraph; restore them or delete the "
+                    "thread",
+                )
+            seen.add(key[3])
+            if memo is not None:
+                at = memo[0].at.get(key[3])
+                if at is not None and at >= memo[1]:  # stored as read before: from memory
+                    return parts, walked, (memo[0], at)
+            blob = lookup(key)
+            if blob is None:
+                if not parts:
+                    return None
+                raise SaverError(
+                    f"Stored channel {key[2]!r} of thread {key[0]!r} is a delta whose base "
+                    f"version {key[3]!r} is missing.",
+                    code="SG414",
+                    hint="the thread was changed by another process mid-run; re-run it",
+                )
+            typ, data, base = blob
+            if typ == EMPTY:
+                return None
+            found = None
+            if typ == PIECED:
+                found = self._elements(data, piece, key[2]) if self._decoded is not None else None
+                if found is None:
+                    typ, data = MSGPACK, self._join(data, piece, f"in channel {key[2]!r}")
+            if found is not None:  # the list's elements: decoded (or cloned) one by one
+                n = len(found)  # (``array_size``, inline: this runs once per chain row)
+                size = (1 if n < 16 else 3 if n < 0x10000 else 5) + sum(map(len, found))
+                parts.append((PIECED, found, size))
+            else:
+                parts.append((typ, data, len(data)))
+            walked.append((key[3], blob))
+            if base is None:
+                return parts, walked, None
+            key = (key[0], key[1], key[2], base)
+
+    def _load_elements(
+        self, parts: list[Any], flat: list[bytes], *, only_pieced: bool = False
+    ) -> list[Any]:
+        """A list from its parts, snapshot last; a ``PIECED`` part holds the encoded elements
+        (all of them, in order: ``flat``), served by the decoded-elements cache
+        (``_decoded``), the others are decoded whole."""
         assert self._decoded is not None
-        flat = [e for typ, data, _ in reversed(parts) if typ == PIECED for e in data]
         loaded = self._decoded.load(flat, self._loads_array)
         if only_pieced:  # the usual chain: every row split
             return loaded

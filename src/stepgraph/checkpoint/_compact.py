@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from stepgraph.checkpoint import _packing, _pieces
+from stepgraph.checkpoint._chains import ChainReads, Recalled
 from stepgraph.checkpoint._codec import (
     PIECED,
     BlobRow,
@@ -180,6 +181,8 @@ class CompactCodec(SaverCodec):
         self.thread_keys = Lru(b["thread_keys"])  # thread id -> stored key (keys never change)
         self._row_packer = _plain_packer() if self._plain_arrays else None
         self._element_packer = _element_packer(serde) if self._plain_arrays else None
+        if self._decoded is not None:
+            self._reads = ChainReads(b["reads"], self.max_tips)
 
     # --- writing ------------------------------------------------------------------------
     def plan_put(
@@ -585,15 +588,21 @@ class CompactCodec(SaverCodec):
         inline: Sequence[Mapping[str, Any]],
         blobs: Mapping[Any, tuple[str, bytes, str | None]],
         writes: Sequence[WriteRow],
+        recalled: Recalled | None = None,
     ) -> tuple[dict[bytes, bytes], list[bytes]]:
-        """``(pieces known in memory, digests to fetch)`` for the split values read."""
+        """``(pieces known in memory, digests to fetch)`` for the split values read (not for
+        the rows of chains ``recalled``: a read takes their elements from memory)."""
         digests: set[bytes] = set()
         for values in inline:
             for stored in values.values():
                 if type(stored) is list and len(stored) == 1:
                     digests.update(_pieces.refs(stored[0]))
-        for typ, data, _ in blobs.values():
+        for key, (typ, data, _) in blobs.items():
             if typ == PIECED:
+                if recalled:
+                    found = recalled.get(key[:3])
+                    if found is not None and found[0].at.get(key[3], -1) >= found[1]:
+                        continue
                 digests.update(_pieces.refs(data))
         for w in writes:
             if w[6] == PIECED:

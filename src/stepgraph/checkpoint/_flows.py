@@ -288,7 +288,8 @@ def _load(
     )
     for w in all_writes:
         writes[(w[0], w[1], w[2])].append(w)
-    pieces, missing = codec.piece_refs([dec[1] for dec in decoded], blobs, all_writes)
+    recalled = codec.recall(blobs)  # (lists read before: only their new rows are walked)
+    pieces, missing = codec.piece_refs([dec[1] for dec in decoded], blobs, all_writes, recalled)
     if missing:
         for tid in sorted({row[0] for row in rows}):  # pieces are stored per thread
             for i in range(0, len(missing), _PIECES_PER_QUERY):
@@ -305,6 +306,7 @@ def _load(
             inline=inline,
             piece=pieces.get,
             thread_name=names.get(row[0]),
+            recalled=recalled,
         )
         for row, (cp, inline, md) in zip(rows, decoded, strict=True)
     ]

@@ -31,7 +31,8 @@ CACHE_BYTES_ENV = "STEPGRAPH_SAVER_CACHE_BYTES"
 ENTRY_OVERHEAD = 64
 """Bytes counted per entry beyond its encoded size (key, bookkeeping)."""
 SHARES = {
-    "lists": 32,
+    "lists": 26,
+    "reads": 6,
     "pieces": 20,
     "decoded": 12,
     "rows": 12,
