@@ -322,3 +322,43 @@ def test_the_saver_reports_the_cache(tmp_path: Any) -> None:
             _say(graph, turn)
         entries, spent, budget = saver._codec.cache_usage()["decoded"]
         assert entries >= 4 and 0 < spent <= budget
+
+
+def test_a_long_read_pauses_the_collector_and_leaves_it_as_found() -> None:
+    import gc
+    import threading
+
+    from stepgraph.checkpoint import _decoded
+
+    cache = DecodedElements(1 << 24)
+    items = [{"role": "user", "content": f"message {i} " * 4, "id": str(i)} for i in range(400)]
+    elements = [SERDE.dumps_typed(item)[1] for item in items]
+    seen: list[bool] = []
+
+    def loads(data: bytes) -> Any:
+        seen.append(gc.isenabled())
+        return SERDE.loads_typed(("msgpack", data))
+
+    assert gc.isenabled()
+    assert cache.load(elements, loads) == items and seen == [False] and gc.isenabled()
+    gc.disable()  # a caller that turned the collector off keeps it off
+    try:
+        cache.load(elements[:1] + [SERDE.dumps_typed({"x": i})[1] for i in range(300)], loads)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+    assert cache.load(elements[:10], loads) == items[:10]  # short: nothing paused
+    # loads on several threads at once: the collector is on again once all are done
+    barrier = threading.Barrier(4)
+
+    def read() -> None:
+        barrier.wait()
+        for _ in range(20):
+            assert cache.load(elements, loads) == items
+
+    threads = [threading.Thread(target=read) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert gc.isenabled() and _decoded._paused == [0, False]
