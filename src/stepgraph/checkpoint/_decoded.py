@@ -319,15 +319,14 @@ class DecodedElements:
             not self._uncloneable or all(f[0] is not _UNCLONEABLE for f in found_all)
         ):
             return [f[0]() for f in found_all]  # the usual read: every element seen before
-        out: list[Any] = []
-        misses: list[int] = []
-        for i, data in enumerate(elements):
-            found = get(data)
-            if found is None or found[0] is _UNCLONEABLE:
-                misses.append(i)
-                out.append(None)
-            else:
-                out.append(found[0]())
+        # (a chat's usual read: all seen before but the last turn's few)
+        if not self._uncloneable:
+            out: list[Any] = [None if f is None else f[0]() for f in found_all]
+            misses = [i for i, f in enumerate(found_all) if f is None]
+        else:
+            dropped = _UNCLONEABLE
+            out = [None if f is None or f[0] is dropped else f[0]() for f in found_all]
+            misses = [i for i, f in enumerate(found_all) if f is None or f[0] is dropped]
         if not misses:
             return out
         body = [elements[i] for i in misses]
