@@ -80,3 +80,44 @@ async def test_async_saver_sync_calls(pg_dsn: str) -> None:
         config = await asyncio.to_thread(saver.put, thread_config("t"), cp, {}, new)
         found = await saver.aget_tuple(config)
         assert found is not None and found.checkpoint["channel_values"] == {"a": 1}
+
+
+def test_a_chat_reads_the_same_as_a_cold_reader(pg_dsn: str) -> None:
+    """The reads memory of delta chains (``checkpoint/_chains``) on PostgreSQL: after every
+    turn the warm saver reads what a saver with no memory reads, and another writer's
+    rewrite of the thread is read, not the remembered chain."""
+    from langchain_core.messages import AIMessage, HumanMessage
+
+    from stepgraph.checkpoint.postgres import PostgresSaver
+    from stepgraph.graph import END, START, MessagesState, StateGraph
+
+    def reply(state: MessagesState) -> dict[str, list[AIMessage]]:
+        n = len(state["messages"])
+        return {"messages": [AIMessage(content=f"answer {n} " * 6, id=f"a{n}")]}
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("reply", reply)
+    builder.add_edge(START, "reply")
+    builder.add_edge("reply", END)
+    config = {"configurable": {"thread_id": "chat"}}
+
+    def read(saver: PostgresSaver) -> list[object]:
+        found = saver.get_tuple(config)
+        assert found is not None
+        return found.checkpoint["channel_values"]["messages"]
+
+    with PostgresSaver.from_conn_string(pg_dsn) as warm:
+        warm.setup()
+        graph = builder.compile(checkpointer=warm)
+        for turn in range(25):
+            question = HumanMessage(content=f"question {turn} " * 6, id=f"u{turn}")
+            out = graph.invoke({"messages": [question]}, config)
+            with PostgresSaver.from_conn_string(pg_dsn) as cold:
+                assert read(warm) == out["messages"] == read(cold)
+        assert warm._codec.cache_usage()["reads"][0] >= 1
+        with PostgresSaver.from_conn_string(pg_dsn) as other:
+            other.delete_thread("chat")
+            builder.compile(checkpointer=other).invoke(
+                {"messages": [HumanMessage(content="other", id="o")]}, config
+            )
+            assert read(warm) == read(other) and read(warm)[0].content == "other"
