@@ -61,11 +61,13 @@ def normalize(items: Iterable[Any]) -> tuple[list[BaseMessage], list[str]]:
     msgs: list[BaseMessage] = []
     ids: list[str] = []
     for m in items:
-        if not isinstance(m, BaseMessage):
+        if type(m) is dict or not isinstance(m, BaseMessage):
             m = _coerce(m)
-        if isinstance(m, BaseMessageChunk):
+        if type(m) in _PLAIN:
+            pass  # (a class met before, not a chunk: no ABC check)
+        elif isinstance(m, BaseMessageChunk):
             m = message_chunk_to_message(m)
-        elif type(m) not in _PLAIN:
+        else:
             _PLAIN.add(type(m))
         if m.id is None:
             m.id = str(uuid.uuid4())
