@@ -20,6 +20,7 @@ from stepgraph.constants import (
     RESUME,
     TASKS,
 )
+from stepgraph.engine.ids import path_sort_key
 from stepgraph.engine.ids import task_id as make_task_id
 from stepgraph.engine.tasks import Task
 from stepgraph.errors import InvalidUpdateError
@@ -92,8 +93,25 @@ def plan_tasks(loop: RunLoop, *, for_execution: bool) -> dict[str, Task]:
         inp = read_input(loop, node, inputs_cache) if for_execution else None
         if inp is _SKIP:
             continue
-        tasks[tid] = Task(tid, name, (PULL, name), inp, node, triggers, loop, step, node.timeout)
+        pull = _PULL_PATHS.get(name)
+        if pull is None:
+            pull = _pull_path(name)
+        tasks[tid] = Task(
+            tid, name, pull[0], inp, node, triggers, loop, step, node.timeout, pull[1]
+        )
     return tasks
+
+
+_PULL_PATHS: dict[str, tuple[tuple[str, str], str]] = {}
+"""A node name's PULL task path and its sort key, made once per name (bounded)."""
+
+
+def _pull_path(name: str) -> tuple[tuple[str, str], str]:
+    path = (PULL, name)
+    made = (path, path_sort_key(path))
+    if len(_PULL_PATHS) < 4096:
+        _PULL_PATHS[name] = made
+    return made
 
 
 _SKIP = object()
