@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from stepgraph.constants import RESERVED, TASKS
+from stepgraph.channels.last_value import LastValue
+from stepgraph.constants import MISSING, RESERVED, TASKS
 from stepgraph.errors import InvalidUpdateError
 
 if TYPE_CHECKING:
@@ -164,6 +165,14 @@ def _update_all(
     updated: set[str] = set()
     for chan, values in grouped.items():
         ch = channels[chan]
+        if type(ch) is LastValue and len(values) == 1:
+            # (``LastValue.update`` of its one write, inlined: most writes of a step)
+            value = ch.value = values[0]
+            versions[chan] = new_version
+            changed.add(chan)
+            if value is not MISSING:
+                updated.add(chan)
+            continue
         try:
             moved = ch.update(values)
         except InvalidUpdateError:
