@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from stepgraph.channels.ephemeral_value import EphemeralValue
 from stepgraph.channels.last_value import LastValue
 from stepgraph.constants import MISSING, RESERVED, TASKS
 from stepgraph.errors import InvalidUpdateError
@@ -13,6 +14,8 @@ if TYPE_CHECKING:
     from stepgraph.channels.base import BaseChannel
 
 Version = Any
+_ONE_WRITE_STORES = frozenset({LastValue, EphemeralValue})
+"""Channels whose update with one write stores it (and reports a change)."""
 _EMPTY: tuple[Any, ...] = ()
 
 
@@ -165,8 +168,8 @@ def _update_all(
     updated: set[str] = set()
     for chan, values in grouped.items():
         ch = channels[chan]
-        if type(ch) is LastValue and len(values) == 1:
-            # (``LastValue.update`` of its one write, inlined: most writes of a step)
+        if type(ch) in _ONE_WRITE_STORES and len(values) == 1:
+            # (``LastValue``/``EphemeralValue.update`` of one write, inlined: most writes)
             value = ch.value = values[0]
             versions[chan] = new_version
             changed.add(chan)
@@ -204,6 +207,14 @@ def _bump_idle(
         if chan in grouped:
             continue
         ch = channels[chan]
+        if type(ch) is EphemeralValue:  # (its empty update, inlined: it clears)
+            if ch.value is not MISSING:
+                ch.value = MISSING
+                versions[chan] = new_version
+                changed.add(chan)
+            if live is not None:
+                live.discard(chan)
+            continue
         if not ch.is_available():
             if live is not None:
                 live.discard(chan)

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from stepgraph.channels.binop import BinaryOperatorAggregate
+from stepgraph.channels.ephemeral_value import EphemeralValue
 from stepgraph.channels.last_value import LastValue
 from stepgraph.engine.apply import WriteSource, apply_writes
 from stepgraph.errors import InvalidUpdateError
@@ -51,3 +52,26 @@ def test_two_writes_to_a_plain_key_still_fail() -> None:
     with pytest.raises(InvalidUpdateError):
         _apply(channels, {"a": 1}, [("a", 1), ("a", 2)])
     assert channels["a"].get() == 0
+
+
+def test_an_ephemeral_value_is_written_then_cleared_by_the_next_step() -> None:
+    channels: dict[str, Any] = {"a": LastValue(int, "a"), "go": EphemeralValue(Any, key="go")}
+    versions: dict[str, int] = {}
+    live: set[str] = set()
+
+    def step(writes: list) -> set[str]:
+        task = WriteSource("node", writes, triggers=("a",), sort_key="~node")
+        return apply_writes(
+            channels, versions, {}, [task], lambda v: (v or 0) + 1, {}, ("go",), (), 1,
+            live=live,
+        )
+
+    assert step([("go", None)]) == {"go"}
+    assert channels["go"].is_available() and live == {"go"} and versions == {"go": 1}
+    assert step([("a", 1)]) == {"a"}  # nobody wrote it: it clears, with a new version
+    assert not channels["go"].is_available() and live == set()
+    assert versions == {"go": 2, "a": 2}
+    assert step([("a", 2)]) == {"a"}  # already clear: nothing moves
+    assert versions == {"go": 2, "a": 3}
+    with pytest.raises(InvalidUpdateError):  # two writes break its guard
+        step([("go", 1), ("go", 2)])
