@@ -246,7 +246,8 @@ class RunLoop(InputPhase, StepPhase, LoopAccess):
         stream it (``checkpoints``/``debug`` modes)."""
         prev_id = self.checkpoint_id or None  # (``_new_checkpoint``, inlined: every step)
         self.checkpoint_id = new_checkpoint_id(max(self.step, 0))
-        made = self.saves.checkpoint(source, step, prev_id)
+        saves = self.saves
+        made = saves.checkpoint(source, step, prev_id) if saves.needs_checkpoint else None
         if made is None:
             return
         modes = self.sink.modes

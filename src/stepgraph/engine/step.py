@@ -131,7 +131,7 @@ class StepPhase:
                     out = [CacheSet(self.graph.cache, entries)]
             if task.resume and keep:
                 saves.task_writes(task.id, [(RESUME, list(task.resume))], task.sort_key)
-        if not task.node.hidden:
+        if not task.node.hidden and self.sink.modes:  # (no modes: it has no parts)
             parts = events.task_result(self, task)
             if parts:
                 out = [*out, Emit(self.ns, parts)]
