@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from stepgraph.channels.ephemeral_value import EphemeralValue
 from stepgraph.channels.last_value import LastValue
 from stepgraph.constants import MISSING, RESERVED, TASKS
+from stepgraph.engine.views import VALUE_SLOT
 from stepgraph.errors import InvalidUpdateError
 
 if TYPE_CHECKING:
@@ -91,7 +92,8 @@ def apply_writes(
             new_version = next_version(max(versions.values()) if versions else None)
         if consumed:
             for chan in consumed:
-                if channels[chan].consume():
+                ch = channels[chan]
+                if type(ch) not in VALUE_SLOT and ch.consume():
                     versions[chan] = new_version
                     changed.add(chan)
         grouped = _group_writes(ordered, channels, step)
@@ -100,8 +102,10 @@ def apply_writes(
             _bump_idle(channels, volatile, live, grouped, versions, new_version, updated, changed)
         if live is not None:
             for chan in grouped:
-                if chan in volatile and channels[chan].is_available():
-                    live.add(chan)
+                if chan in volatile:
+                    ch = channels[chan]
+                    if ch.value is not MISSING if type(ch) in VALUE_SLOT else ch.is_available():
+                        live.add(chan)
         if bump_step and finishable:
             # (``set.isdisjoint`` would iterate a whole dict argument: test the few updated)
             if not any(c in trigger_to_nodes for c in updated):
@@ -186,7 +190,7 @@ def _update_all(
         if moved:
             versions[chan] = new_version
             changed.add(chan)
-            if ch.is_available():
+            if ch.value is not MISSING if type(ch) in VALUE_SLOT else ch.is_available():
                 updated.add(chan)
     return updated
 

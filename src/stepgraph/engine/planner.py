@@ -13,6 +13,7 @@ from stepgraph.constants import (
     ERROR,
     ERROR_SOURCE_NODE,
     INTERRUPT,
+    MISSING,
     NO_WRITES,
     NULL_TASK_ID,
     PULL,
@@ -23,6 +24,7 @@ from stepgraph.constants import (
 from stepgraph.engine.ids import path_sort_key
 from stepgraph.engine.ids import task_id as make_task_id
 from stepgraph.engine.tasks import Task
+from stepgraph.engine.views import VALUE_SLOT
 from stepgraph.errors import InvalidUpdateError
 from stepgraph.types import TimeoutPolicy
 
@@ -81,7 +83,9 @@ def plan_tasks(loop: RunLoop, *, for_execution: bool) -> dict[str, Task]:
         fired = []
         for trig in node.triggers:
             ch = channels.get(trig)
-            if ch is None or not ch.is_available():
+            if ch is None or (
+                ch.value is MISSING if type(ch) in VALUE_SLOT else not ch.is_available()
+            ):
                 continue
             version = versions.get(trig)
             if seen is None or trig not in seen or (version is not None and version > seen[trig]):

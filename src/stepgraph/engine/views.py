@@ -36,6 +36,11 @@ def _stable_kinds() -> frozenset[type]:
 
 _STABLE: frozenset[type] | None = None
 
+VALUE_SLOT = frozenset({LastValue, EphemeralValue, BinaryOperatorAggregate})
+"""Channel classes that keep their value in ``.value`` (``MISSING`` while empty): their
+``is_available()`` is ``value is not MISSING``, ``get()`` returns it and ``consume()`` does
+nothing. Engine hot paths read these directly (exact classes only, never subclasses)."""
+
 
 class StateViews:
     """Views over one run's channels, keyed by the tuple of keys read.
@@ -80,7 +85,7 @@ class StateViews:
         added = False
         for k in (*dirty, *always_keys) if always_keys else dirty:
             ch = channels[k]
-            if type(ch) is LastValue:  # (its ``is_available``/``get``, inlined)
+            if type(ch) in VALUE_SLOT:  # (its ``is_available``/``get``, inlined)
                 value = ch.value
                 if value is MISSING:
                     values.pop(k, None)
