@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 from stepgraph.channels.binop import BinaryOperatorAggregate
 from stepgraph.channels.last_value import LastValue
+from stepgraph.constants import MISSING
+from stepgraph.engine.views import VALUE_SLOT
 
 if TYPE_CHECKING:
     from stepgraph.engine.loop import RunLoop
@@ -75,13 +77,22 @@ def _read_over(
             break  # a key becomes available: read in order below
     else:
         for chan, ch in local.items():
-            if chan not in out and ch.is_available() and chan in names:
-                break
-            if chan in out:
+            if type(ch) in VALUE_SLOT:  # (``is_available``/``get``, inlined)
+                value = ch.value
+                if chan in out:
+                    if value is not MISSING:
+                        out[chan] = value
+                    else:
+                        del out[chan]
+                elif value is not MISSING and chan in names:
+                    break
+            elif chan in out:
                 if ch.is_available():
                     out[chan] = ch.get()
                 else:
                     del out[chan]
+            elif ch.is_available() and chan in names:
+                break
         else:
             return out
     out = {}
