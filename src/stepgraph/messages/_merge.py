@@ -85,9 +85,7 @@ def merge_messages(left: Any, right: Any, format: str | None = None) -> list[Any
     """Merge ``right`` into ``left`` by message id (see ``stepgraph.graph.add_messages``)."""
     if format is not None:
         check_format(format)
-        backend = _backend(format)
-    else:  # (langchain mode once loaded: the backend is never the dict one again)
-        backend = _LC if _LC is not None else _backend(format)
+    backend = _backend(format)
     if not isinstance(left, list):
         left = [left]
     given = right
