@@ -5,13 +5,18 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from stepgraph.constants import RESERVED, TASKS
+from stepgraph.channels.ephemeral_value import EphemeralValue
+from stepgraph.channels.last_value import LastValue
+from stepgraph.constants import MISSING, RESERVED, TASKS
+from stepgraph.engine.views import VALUE_SLOT
 from stepgraph.errors import InvalidUpdateError
 
 if TYPE_CHECKING:
     from stepgraph.channels.base import BaseChannel
 
 Version = Any
+_ONE_WRITE_STORES = frozenset({LastValue, EphemeralValue})
+"""Channels whose update with one write stores it (and reports a change)."""
 _EMPTY: tuple[Any, ...] = ()
 
 
@@ -87,7 +92,8 @@ def apply_writes(
             new_version = next_version(max(versions.values()) if versions else None)
         if consumed:
             for chan in consumed:
-                if channels[chan].consume():
+                ch = channels[chan]
+                if type(ch) not in VALUE_SLOT and ch.consume():
                     versions[chan] = new_version
                     changed.add(chan)
         grouped = _group_writes(ordered, channels, step)
@@ -96,8 +102,10 @@ def apply_writes(
             _bump_idle(channels, volatile, live, grouped, versions, new_version, updated, changed)
         if live is not None:
             for chan in grouped:
-                if chan in volatile and channels[chan].is_available():
-                    live.add(chan)
+                if chan in volatile:
+                    ch = channels[chan]
+                    if ch.value is not MISSING if type(ch) in VALUE_SLOT else ch.is_available():
+                        live.add(chan)
         if bump_step and finishable:
             # (``set.isdisjoint`` would iterate a whole dict argument: test the few updated)
             if not any(c in trigger_to_nodes for c in updated):
@@ -164,6 +172,14 @@ def _update_all(
     updated: set[str] = set()
     for chan, values in grouped.items():
         ch = channels[chan]
+        if type(ch) in _ONE_WRITE_STORES and len(values) == 1:
+            # (``LastValue``/``EphemeralValue.update`` of one write, inlined: most writes)
+            value = ch.value = values[0]
+            versions[chan] = new_version
+            changed.add(chan)
+            if value is not MISSING:
+                updated.add(chan)
+            continue
         try:
             moved = ch.update(values)
         except InvalidUpdateError:
@@ -174,7 +190,7 @@ def _update_all(
         if moved:
             versions[chan] = new_version
             changed.add(chan)
-            if ch.is_available():
+            if ch.value is not MISSING if type(ch) in VALUE_SLOT else ch.is_available():
                 updated.add(chan)
     return updated
 
@@ -195,6 +211,14 @@ def _bump_idle(
         if chan in grouped:
             continue
         ch = channels[chan]
+        if type(ch) is EphemeralValue:  # (its empty update, inlined: it clears)
+            if ch.value is not MISSING:
+                ch.value = MISSING
+                versions[chan] = new_version
+                changed.add(chan)
+            if live is not None:
+                live.discard(chan)
+            continue
         if not ch.is_available():
             if live is not None:
                 live.discard(chan)

@@ -7,10 +7,13 @@ the state with its finished siblings' writes applied.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
 from stepgraph.channels.binop import BinaryOperatorAggregate
 from stepgraph.channels.last_value import LastValue
+from stepgraph.constants import MISSING
+from stepgraph.engine.views import VALUE_SLOT
 
 if TYPE_CHECKING:
     from stepgraph.engine.loop import RunLoop
@@ -27,59 +30,114 @@ def read_with_writes(
     ``fresh`` reads see: a ``jump_to`` written last step does not route this one again)."""
     channels = loop.channels
     grouped: dict[str, list[Any]] = {}
-    for task in sorted(tasks, key=lambda t: t.sort_key):
+    for task in tasks if type(tasks) is tuple and len(tasks) == 1 else sorted(tasks, key=_order):
         for chan, value in task.writes:
             if chan in channels:
                 grouped.setdefault(chan, []).append(value)
     if as_step_end:
-        clearable = _clearable(loop)
-        if clearable:
-            for key in (keys,) if isinstance(keys, str) else keys:
-                if key in clearable and key not in grouped and channels[key].is_available():
-                    grouped[key] = []
+        memo = loop.graph.__dict__.get("_sg_clearable")
+        clear = (
+            memo[2].get(keys)
+            if memo is not None and memo[0] == len(channels) and type(keys) is tuple
+            else None
+        )
+        for key in _clearable_keys(loop, keys) if clear is None else clear:
+            if key not in grouped and channels[key].is_available():
+                grouped[key] = []
     if not grouped:
         return loop.read(keys)
     local: dict[str, Any] = {}  # copies of the written channels, over the live ones
+    plain: dict[str, Any] = {}  # the written ``LastValue`` channels' new values
     for chan, values in grouped.items():
-        ch = channels[chan].copy()
+        ch = channels[chan]
+        if type(ch) is LastValue and len(values) == 1:
+            plain[chan] = values[0]  # (what a copy updated with it would hold)
+            continue
+        ch = ch.copy()
         ch.update(values)
         local[chan] = ch
     if isinstance(keys, str):
+        if keys in plain:
+            return plain[keys]
         ch = local[keys] if keys in local else channels[keys]
         return ch.get() if ch.is_available() else None
-    names = keys if type(keys) is tuple else tuple(keys)
+    return _read_over(loop, keys if type(keys) is tuple else tuple(keys), plain, local)
+
+
+def _read_over(
+    loop: RunLoop, names: tuple[str, ...], plain: dict[str, Any], local: dict[str, Any]
+) -> dict[str, Any]:
+    """``names`` read from ``plain`` values and ``local`` channels over the live ones."""
+    channels = loop.channels
     out = dict(loop.views.read(channels, names))  # the live values
-    for chan, ch in local.items():
-        if chan not in out and ch.is_available() and chan in names:
-            break  # a key becomes available: read in order below
+    for chan, value in plain.items():
         if chan in out:
-            if ch.is_available():
-                out[chan] = ch.get()
-            else:
-                del out[chan]
+            out[chan] = value
+        elif chan in names:
+            break  # a key becomes available: read in order below
     else:
-        return out
+        for chan, ch in local.items():
+            if type(ch) in VALUE_SLOT:  # (``is_available``/``get``, inlined)
+                value = ch.value
+                if chan in out:
+                    if value is not MISSING:
+                        out[chan] = value
+                    else:
+                        del out[chan]
+                elif value is not MISSING and chan in names:
+                    break
+            elif chan in out:
+                if ch.is_available():
+                    out[chan] = ch.get()
+                else:
+                    del out[chan]
+            elif ch.is_available() and chan in names:
+                break
+        else:
+            return out
     out = {}
     for k in names:
+        if k in plain:
+            out[k] = plain[k]
+            continue
         ch = local[k] if k in local else channels[k]
         if ch.is_available():
             out[k] = ch.get()
     return out
 
 
-def _clearable(loop: RunLoop) -> frozenset[str]:
+_order = attrgetter("sort_key")
+
+
+def _clearable(loop: RunLoop) -> tuple[frozenset[str], dict[Any, tuple[str, ...]]]:
     """The channels an empty end-of-step update may change (ephemeral values, topics that do
     not accumulate; plain values and reducers never change), computed once per graph and
-    channel set: routers read through this on every step."""
+    channel set: routers read through this on every step. With it, a memo of which of a
+    key tuple's keys those are (``_clearable_keys``)."""
     channels = loop.channels
     graph = loop.graph
     cached = graph.__dict__.get("_sg_clearable")
     if cached is not None and cached[0] == len(channels):
-        return cached[1]
+        return cached[1], cached[2]
     plain = (LastValue, BinaryOperatorAggregate)
     keys = frozenset(k for k, ch in channels.items() if type(ch) not in plain)
-    graph.__dict__["_sg_clearable"] = (len(channels), keys)
-    return keys
+    memo: dict[Any, tuple[str, ...]] = {}
+    graph.__dict__["_sg_clearable"] = (len(channels), keys, memo)
+    return keys, memo
+
+
+def _clearable_keys(loop: RunLoop, keys: str | Sequence[str]) -> tuple[str, ...]:
+    """The keys of ``keys`` (one key or several) that are ``_clearable``, in order."""
+    clearable, memo = _clearable(loop)
+    hashable = type(keys) is str or type(keys) is tuple
+    if hashable:
+        found = memo.get(keys)
+        if found is not None:
+            return found
+    found = tuple(k for k in ((keys,) if isinstance(keys, str) else keys) if k in clearable)
+    if hashable and len(memo) < 256:
+        memo[keys] = found
+    return found
 
 
 def fresh_state(task: Task, keys: Sequence[str]) -> dict[str, Any]:

@@ -39,10 +39,13 @@ def checkpoint_id(step: int = 0) -> str:
             now = _last_ns + 1
         _last_ns = now
     # time_high (32 bits) time_mid (16) | version 6, time_low (12) | variant, clock (14) | node (48)
-    t = "%012x" % (now >> 12)
-    return (
-        f"{t[:8]}-{t[8:]}-{0x6000 | (now & 0x0FFF):04x}-{0x8000 | (step & 0x3FFF):04x}-"
-        f"{_rng.getrandbits(48):012x}"
+    high = now >> 12
+    return "%08x-%04x-%04x-%04x-%012x" % (  # noqa: UP031 - one C-level format, the cheapest
+        high >> 16,
+        high & 0xFFFF,
+        0x6000 | (now & 0x0FFF),
+        0x8000 | (step & 0x3FFF),
+        _rng.getrandbits(48),
     )
 
 

@@ -13,6 +13,7 @@ from stepgraph.constants import (
     ERROR,
     ERROR_SOURCE_NODE,
     INTERRUPT,
+    MISSING,
     NO_WRITES,
     NULL_TASK_ID,
     PULL,
@@ -20,8 +21,10 @@ from stepgraph.constants import (
     RESUME,
     TASKS,
 )
+from stepgraph.engine.ids import path_sort_key
 from stepgraph.engine.ids import task_id as make_task_id
 from stepgraph.engine.tasks import Task
+from stepgraph.engine.views import VALUE_SLOT
 from stepgraph.errors import InvalidUpdateError
 from stepgraph.types import TimeoutPolicy
 
@@ -80,7 +83,9 @@ def plan_tasks(loop: RunLoop, *, for_execution: bool) -> dict[str, Task]:
         fired = []
         for trig in node.triggers:
             ch = channels.get(trig)
-            if ch is None or not ch.is_available():
+            if ch is None or (
+                ch.value is MISSING if type(ch) in VALUE_SLOT else not ch.is_available()
+            ):
                 continue
             version = versions.get(trig)
             if seen is None or trig not in seen or (version is not None and version > seen[trig]):
@@ -92,8 +97,25 @@ def plan_tasks(loop: RunLoop, *, for_execution: bool) -> dict[str, Task]:
         inp = read_input(loop, node, inputs_cache) if for_execution else None
         if inp is _SKIP:
             continue
-        tasks[tid] = Task(tid, name, (PULL, name), inp, node, triggers, loop, step, node.timeout)
+        pull = _PULL_PATHS.get(name)
+        if pull is None:
+            pull = _pull_path(name)
+        tasks[tid] = Task(
+            tid, name, pull[0], inp, node, triggers, loop, step, node.timeout, pull[1]
+        )
     return tasks
+
+
+_PULL_PATHS: dict[str, tuple[tuple[str, str], str]] = {}
+"""A node name's PULL task path and its sort key, made once per name (bounded)."""
+
+
+def _pull_path(name: str) -> tuple[tuple[str, str], str]:
+    path = (PULL, name)
+    made = (path, path_sort_key(path))
+    if len(_PULL_PATHS) < 4096:
+        _PULL_PATHS[name] = made
+    return made
 
 
 _SKIP = object()

@@ -37,13 +37,6 @@ def _note(exc: BaseException, task: Task) -> None:
         exc.add_note(note)
 
 
-def _body_sync(task: Task) -> Any:
-    value = task.input
-    for step in task.node.bound:
-        value = step.call(value, task)
-    return value
-
-
 def _write_sync(task: Task, value: Any) -> None:
     for writer in task.node.writers:
         writer.run(task, value)
@@ -56,7 +49,9 @@ def _attempt_sync(task: Task) -> None:
         return _traced_sync(task, traced)
     token = set_current_task(task)
     try:
-        _write_sync(task, _run_body_sync(task))
+        value = _run_body_sync(task)
+        for writer in task.node.writers:  # (``_write_sync``, inlined: every task)
+            writer.run(task, value)
     finally:
         reset_current_task(token)
 
@@ -65,7 +60,10 @@ def _run_body_sync(task: Task) -> Any:
     if task.timeout is not None:  # refused at compile time; a Send(timeout=) can still ask
         raise sync_timeout_error(task.name)
     try:
-        return _body_sync(task)
+        value = task.input  # (the node's steps, in order)
+        for step in task.node.bound:
+            value = step.call(value, task)
+        return value
     except ParentCommand as exc:
         return parent_command_value(exc)
     finally:

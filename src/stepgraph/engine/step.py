@@ -112,22 +112,26 @@ class StepPhase:
         if self.delta_keys and task.writes:
             self._stamp_delta_writes(task)
         saves = self.saves
+        keep = saves.enabled  # (``task_writes`` keeps nothing otherwise: not called)
         out: Effects = NONE
         if task.error is not None and task.writes and task.writes[0][0] == ERROR:
-            saves.task_writes(task.id, task.writes, task.sort_key)
+            if keep:
+                saves.task_writes(task.id, task.writes, task.sort_key)
         elif task.paused:
-            saves.task_writes(task.id, [(INTERRUPT, task.interrupts)], task.sort_key)
-            if task.resume:
-                saves.task_writes(task.id, [(RESUME, list(task.resume))], task.sort_key)
+            if keep:
+                saves.task_writes(task.id, [(INTERRUPT, task.interrupts)], task.sort_key)
+                if task.resume:
+                    saves.task_writes(task.id, [(RESUME, list(task.resume))], task.sort_key)
         else:
-            saves.task_writes(task.id, task.writes or [(NO_WRITES, None)], task.sort_key)
+            if keep:
+                saves.task_writes(task.id, task.writes or [(NO_WRITES, None)], task.sort_key)
             if task.node.cache_policy is not None and not task.cached:
                 entries = caching.result_entry(self, task)
                 if entries is not None:
                     out = [CacheSet(self.graph.cache, entries)]
-            if task.resume:
+            if task.resume and keep:
                 saves.task_writes(task.id, [(RESUME, list(task.resume))], task.sort_key)
-        if not task.node.hidden:
+        if not task.node.hidden and self.sink.modes:  # (no modes: it has no parts)
             parts = events.task_result(self, task)
             if parts:
                 out = [*out, Emit(self.ns, parts)]

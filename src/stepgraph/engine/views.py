@@ -23,6 +23,7 @@ from stepgraph.channels.ephemeral_value import EphemeralValue
 from stepgraph.channels.last_value import LastValue
 from stepgraph.channels.last_value_after_finish import LastValueAfterFinish
 from stepgraph.channels.untracked_value import UntrackedValue
+from stepgraph.constants import MISSING
 
 __all__ = ["StateViews"]
 
@@ -34,6 +35,11 @@ def _stable_kinds() -> frozenset[type]:
 
 
 _STABLE: frozenset[type] | None = None
+
+VALUE_SLOT = frozenset({LastValue, EphemeralValue, BinaryOperatorAggregate})
+"""Channel classes that keep their value in ``.value`` (``MISSING`` while empty): their
+``is_available()`` is ``value is not MISSING``, ``get()`` returns it and ``consume()`` does
+nothing. Engine hot paths read these directly (exact classes only, never subclasses)."""
 
 
 class StateViews:
@@ -79,12 +85,19 @@ class StateViews:
         added = False
         for k in (*dirty, *always_keys) if always_keys else dirty:
             ch = channels[k]
-            if ch.is_available():
-                if not added and k not in values:
-                    added = True
-                values[k] = ch.get()
+            if type(ch) in VALUE_SLOT:  # (its ``is_available``/``get``, inlined)
+                value = ch.value
+                if value is MISSING:
+                    values.pop(k, None)
+                    continue
+            elif ch.is_available():
+                value = ch.get()
             else:
                 values.pop(k, None)
+                continue
+            if not added and k not in values:
+                added = True
+            values[k] = value
         dirty.clear()
         if added:  # keep the keys in their declared order, as a fresh read has them
             values = view[0] = {k: values[k] for k in keys if k in values}

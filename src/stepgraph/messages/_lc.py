@@ -44,7 +44,15 @@ def _coerce(message: Any) -> BaseMessage:
         if mid is None:
             raise ValueError(f"A remove message needs an 'id', got {message!r}")
         return RemoveMessage(id=mid)
+    if _convert_one is not None:
+        return _convert_one(message)
     return convert_to_messages([message])[0]
+
+
+try:  # what ``convert_to_messages`` does for each item of a list (without the list)
+    from langchain_core.messages.utils import _convert_to_message as _convert_one
+except ImportError:  # (a langchain-core without it: the public function, per message)
+    _convert_one = None  # type: ignore[assignment]
 
 
 _PLAIN: set[type] = set()
@@ -61,11 +69,13 @@ def normalize(items: Iterable[Any]) -> tuple[list[BaseMessage], list[str]]:
     msgs: list[BaseMessage] = []
     ids: list[str] = []
     for m in items:
-        if not isinstance(m, BaseMessage):
+        if type(m) is dict or not isinstance(m, BaseMessage):
             m = _coerce(m)
-        if isinstance(m, BaseMessageChunk):
+        if type(m) in _PLAIN:
+            pass  # (a class met before, not a chunk: no ABC check)
+        elif isinstance(m, BaseMessageChunk):
             m = message_chunk_to_message(m)
-        elif type(m) not in _PLAIN:
+        else:
             _PLAIN.add(type(m))
         if m.id is None:
             m.id = str(uuid.uuid4())

@@ -23,6 +23,7 @@ import importlib.util
 from collections import OrderedDict
 from collections.abc import Callable
 from functools import cache
+from operator import is_
 from types import ModuleType
 from typing import Any, Final
 
@@ -234,17 +235,13 @@ def _repeat(
         or len(left) != l_len
         or (left and left[-1] is not l_last)
         or len(right) != len(r_items)
-        or not all(map(_same, right, r_items))
+        or not all(map(is_, right, r_items))
     ):
         return None
     again = merged.copy()
     if index is not None:
         _remember(again, backend, index)
     return again
-
-
-def _same(a: Any, b: Any) -> bool:
-    return a is b
 
 
 def _merge(

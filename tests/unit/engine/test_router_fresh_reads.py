@@ -3,12 +3,16 @@ node's writes applied, and an ephemeral value written the step before already cl
 
 from __future__ import annotations
 
+import operator
 from typing import Annotated
 
+import pytest
 from typing_extensions import TypedDict
 
 from stepgraph.channels.ephemeral_value import EphemeralValue
+from stepgraph.errors import InvalidUpdateError
 from stepgraph.graph import END, START, StateGraph
+from stepgraph.types import Command
 
 
 class S(TypedDict, total=False):
@@ -38,3 +42,73 @@ def test_an_ephemeral_jump_from_the_previous_step_does_not_route_again() -> None
     out = builder.compile().invoke({})
     assert out["log"] == ["first", "second"]
     assert seen == ["again", None]  # second's router: the jump written by first is gone
+
+
+class Plain(TypedDict, total=False):
+    a: int
+    b: int
+    c: int
+
+
+def _routed(node_out: dict, given: dict) -> list[object]:
+    seen: list[object] = []
+
+    def node(state: Plain) -> dict:
+        return node_out
+
+    def route(state: Plain) -> str:
+        seen.append(list(state.items()))
+        return END
+
+    builder = StateGraph(Plain)
+    builder.add_node("node", node)
+    builder.add_edge(START, "node")
+    builder.add_conditional_edges("node", route, [END])
+    builder.compile().invoke(given)
+    return seen
+
+
+def test_a_router_sees_its_nodes_plain_writes_in_key_order() -> None:
+    # written keys that had a value keep their place; one that had none is read in order
+    assert _routed({"b": 20}, {"a": 1, "b": 2}) == [[("a", 1), ("b", 20)]]
+    assert _routed({"c": 30, "a": 10}, {"b": 2}) == [[("a", 10), ("b", 2), ("c", 30)]]
+    assert _routed({}, {"c": 3}) == [[("c", 3)]]
+
+
+def test_a_router_read_of_two_writes_to_one_plain_key_fails() -> None:
+    def node(state: Plain) -> list:
+        return [Command(update={"a": 1}), Command(update={"a": 2})]
+
+    def route(state: Plain) -> str:
+        return END
+
+    builder = StateGraph(Plain)
+    builder.add_node("node", node)
+    builder.add_edge(START, "node")
+    builder.add_conditional_edges("node", route, [END])
+    with pytest.raises(InvalidUpdateError):
+        builder.compile().invoke({"a": 0})
+
+
+class Mixed(TypedDict, total=False):
+    log: Annotated[list[str], operator.add]
+    last: str
+
+
+def test_a_router_sees_reducer_and_plain_writes_together() -> None:
+    seen: list[object] = []
+
+    def node(state: Mixed) -> Mixed:
+        return {"log": ["x"], "last": "x"}
+
+    def route(state: Mixed) -> str:
+        seen.append(dict(state))
+        return END
+
+    builder = StateGraph(Mixed)
+    builder.add_node("node", node)
+    builder.add_edge(START, "node")
+    builder.add_conditional_edges("node", route, [END])
+    out = builder.compile().invoke({"log": ["a"]})
+    assert seen == [{"log": ["a", "x"], "last": "x"}]
+    assert out == {"log": ["a", "x"], "last": "x"}

@@ -7,6 +7,7 @@ import asyncio
 import operator
 from typing import Annotated, Any, TypedDict
 
+from stepgraph.channels.binop import BinaryOperatorAggregate
 from stepgraph.channels.ephemeral_value import EphemeralValue
 from stepgraph.channels.last_value import LastValue
 from stepgraph.checkpoint.memory import InMemorySaver
@@ -118,3 +119,23 @@ def test_node_inputs_follow_every_step_in_a_run() -> None:
     assert asyncio.run(app.ainvoke({"c": []}, cfg2))["seen"] == expected
     app.update_state(cfg, {"a": 0, "b": 5}, as_node="two")  # back to "one" with a=0, b=5
     assert app.invoke(None, cfg)["seen"][len(expected)] == ("one", 0, 5, 4)
+
+
+def test_value_slot_channels_keep_the_contract_the_engine_inlines() -> None:
+    from stepgraph.channels.base import BaseChannel
+    from stepgraph.engine.views import VALUE_SLOT
+
+    for kind in VALUE_SLOT:
+        assert kind.consume is BaseChannel.consume  # consuming never changes them
+        ch = next(iter(_samples(kind)))
+        for value in (MISSING, 0, None, [1]):
+            ch.value = value
+            assert ch.is_available() is (value is not MISSING)
+            if value is not MISSING:
+                assert ch.get() is value
+
+
+def _samples(kind: type) -> list[Any]:
+    if kind is BinaryOperatorAggregate:
+        return [BinaryOperatorAggregate(list, operator.add, key="k")]
+    return [kind(int, key="k")]
