@@ -156,19 +156,21 @@ def pack(
 
 
 def _mask(updated: Any, versions: dict[str, Any]) -> bytes | None:
-    """``updated`` as a bit mask over the sorted channel names, when that restores it exactly."""
+    """``updated`` as a bit mask over the sorted channel names, when that restores it exactly
+    (``_unmask`` lists the set bits in name order: so when ``updated`` is strictly increasing)."""
     if type(updated) is not list:
         return None
     names = sorted(versions)
     index = {name: i for i, name in enumerate(names)}
     bits = 0
+    previous: str | None = None
     for name in updated:
         i = index.get(name) if type(name) is str else None
-        if i is None:
+        if i is None or (previous is not None and not previous < name):
             return None
+        previous = name
         bits |= 1 << i
-    mask = bits.to_bytes((len(names) + 7) // 8, "little")
-    return mask if _unmask(mask, names) == updated else None
+    return bits.to_bytes((len(names) + 7) // 8, "little")
 
 
 def _unmask(mask: bytes, names: list[str]) -> list[str]:
@@ -214,10 +216,6 @@ def _copy(value: Any) -> Any:
     return value
 
 
-def _same(a: Any, b: Any) -> bool:
-    return type(a) is type(b) and a == b
-
-
 _SUB_GROUPED = 4
 """Diff op of a nested int-keyed map: ``[4, nested diff, [[value, [keys]], ...]]``, the keys
 set to one shared value listed once (a step gives all the channels it updates the same new
@@ -228,20 +226,24 @@ def diff(old: dict[Any, Any], new: dict[Any, Any]) -> dict[Any, Any]:
     """What turns ``old`` into ``new``: ``{key: [0, value] | [1] | [2, nested diff] |
     [4, nested diff, groups]}``."""
     out: dict[Any, Any] = {}
+    shared = 0  # keys of ``new`` also in ``old`` (all of them: nothing was deleted)
     for key, value in new.items():
         if key in old:
+            shared += 1
             before = old[key]
-            if _same(before, value):
-                continue
-            if type(before) is dict and type(value) is dict:
-                nested = diff(before, value)
-                groups = _groups(nested)
-                out[key] = [_SUB_GROUPED, nested, groups] if groups else [_SUB, nested]
-                continue
+            if type(before) is type(value):
+                if before == value:
+                    continue
+                if type(value) is dict:
+                    nested = diff(before, value)
+                    groups = _groups(nested) if len(nested) > 1 else None
+                    out[key] = [_SUB_GROUPED, nested, groups] if groups else [_SUB, nested]
+                    continue
         out[key] = [_SET, value]
-    for key in old:
-        if key not in new:
-            out[key] = [_DEL]
+    if shared != len(old):
+        for key in old:
+            if key not in new:
+                out[key] = [_DEL]
     return out
 
 
@@ -252,7 +254,11 @@ def _groups(changes: dict[Any, Any]) -> list[list[Any]]:
         if type(key) is not int:
             return []
         if change[0] == _SET and type(change[1]) is int:
-            by_value.setdefault(change[1], []).append(key)
+            keys = by_value.get(change[1])
+            if keys is None:
+                by_value[change[1]] = [key]
+            else:
+                keys.append(key)
     groups = [[value, keys] for value, keys in by_value.items() if len(keys) > 1]
     for _, keys in groups:
         for key in keys:
