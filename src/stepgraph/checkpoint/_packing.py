@@ -35,10 +35,6 @@ _KNOWN = {"v", "id", "ts", "channel_versions", "versions_seen", "updated_channel
 _SET, _DEL, _SUB = 0, 1, 2
 
 
-def _pack_version(v: Any) -> int | None:
-    return _pack_version_str(v) if type(v) is str and len(v) == 19 else None
-
-
 @functools.lru_cache(maxsize=16384)
 def _pack_version_str(v: str) -> int | None:
     if _VERSION.fullmatch(v):
@@ -52,18 +48,50 @@ def _unpack_version(n: int) -> str:
 
 
 class _Names:
-    """The row chain's name table: channel and node names as small integers."""
+    """The row chain's name table: channel and node names as small integers.
+
+    Starts as the parent row's table, shared (``names`` is never changed in place), and is
+    copied only when a name is added, so a row that adds none keeps its parent's list."""
+
+    __slots__ = ("names", "ids", "_own")
 
     def __init__(self, names: list[str] | None) -> None:
-        self.names = list(names or ())
-        self.ids = {name: i for i, name in enumerate(self.names)}
+        if names is None:
+            self.names: list[str] = []
+            self.ids: dict[str, int] = {}
+            self._own = True
+        else:
+            self.names = names
+            self.ids = _ids_of(names)
+            self._own = False
 
     def id(self, name: str) -> int:
         found = self.ids.get(name)
         if found is None:
-            found = self.ids[name] = len(self.names)
-            self.names.append(name)
+            found = self.add(name)
         return found
+
+    def add(self, name: str) -> int:
+        if not self._own:
+            self.names, self.ids, self._own = list(self.names), dict(self.ids), True
+        found = self.ids[name] = len(self.names)
+        self.names.append(name)
+        return found
+
+
+_last_ids: tuple[list[str], dict[str, int]] = ([], {})
+"""The ids of the last name table looked up (rows of a chain share their parent's table)."""
+
+
+def _ids_of(names: list[str]) -> dict[str, int]:
+    """``{name: index}`` of a name table (shared: do not change it)."""
+    global _last_ids
+    last = _last_ids
+    if last[0] is names and len(last[1]) == len(names):
+        return last[1]
+    ids = {name: i for i, name in enumerate(names)}
+    _last_ids = (names, ids)
+    return ids
 
 
 def _pack_versions(
@@ -71,12 +99,21 @@ def _pack_versions(
 ) -> tuple[dict[int, int], dict[str, Any]]:
     packed: dict[int, int] = {}
     raw: dict[str, Any] = {}
+    ids = names.ids
     for key, v in versions.items():
-        n = _pack_version(v) if type(key) is str else None
+        n = (
+            _pack_version_str(v)
+            if type(v) is str and len(v) == 19 and type(key) is str
+            else None
+        )
         if n is None:
             raw[key] = v
         else:
-            packed[names.id(key)] = n
+            i = ids.get(key)
+            if i is None:
+                i = names.add(key)
+                ids = names.ids
+            packed[i] = n
     return packed, raw
 
 
@@ -146,7 +183,15 @@ def pack(
         else:
             out["um"] = mask
     if inline:
-        out["iv"] = {table.id(channel): value for channel, value in inline.items()}
+        iv: dict[int, Any] = {}
+        ids = table.ids
+        for channel, value in inline.items():
+            i = ids.get(channel)
+            if i is None:
+                i = table.add(channel)
+                ids = table.ids
+            iv[i] = value
+        out["iv"] = iv
     extra = {k: v for k, v in checkpoint.items() if k not in _KNOWN}
     if extra:
         out["x"] = extra
