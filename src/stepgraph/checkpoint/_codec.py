@@ -310,19 +310,19 @@ class SaverCodec:
         dumps = self.serde.dumps_typed
         held = self._tips.items  # (a channel with no list remembered has none to forget)
         for channel, raw_version in new_versions.items():
-            version = str(raw_version)
-            key = (thread_id, ns, channel)
+            version = raw_version if type(raw_version) is str else str(raw_version)
             value = values.get(channel, MISSING)
             if value is MISSING:
                 rows.append((thread_id, ns, channel, version, EMPTY, b"", None, version))
-                if key in held:
-                    tips.append((key, None))
+                if held and (thread_id, ns, channel) in held:
+                    tips.append(((thread_id, ns, channel), None))
             elif type(value) is not list:
                 typ, data = dumps(value)
                 rows.append((thread_id, ns, channel, version, typ, data, None, version))
-                if key in held:
-                    tips.append((key, None))
+                if held and (thread_id, ns, channel) in held:
+                    tips.append(((thread_id, ns, channel), None))
             else:
+                key = (thread_id, ns, channel)
                 typ, data, base, tip, anchor = self._encode_list(key, version, value, dumps_list)
                 rows.append((thread_id, ns, channel, version, typ, data, base, anchor))
                 if tip is not _KEEP:
