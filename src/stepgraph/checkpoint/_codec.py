@@ -41,6 +41,7 @@ from stepgraph.checkpoint._decoded import DecodedElements
 from stepgraph.checkpoint._ids import stored_id
 from stepgraph.checkpoint._lru import ENTRY_OVERHEAD, Lru, cache_budgets
 from stepgraph.checkpoint._pieces import elements as split_elements
+from stepgraph.checkpoint._pieces import encode_runs
 from stepgraph.checkpoint._pieces import join as join_pieces
 from stepgraph.checkpoint._pieces import refs as piece_refs
 from stepgraph.checkpoint.base import (
@@ -200,6 +201,18 @@ _SIZE = operator.itemgetter(2)
 """The encoded bytes of a ``_resolve`` part."""
 
 
+def _element_packer(serde: Any) -> Callable[[Any], bytes] | None:
+    """What ``serde`` writes for a value inside a list, when that is known to be its plain
+    msgpack encoding (stepgraph's own serializer, exactly), else ``None``."""
+    from stepgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+
+    if type(serde) is not JsonPlusSerializer:
+        return None
+    codec = getattr(serde, "_codec", None)
+    dumps = getattr(codec, "dumps", None)
+    return dumps if callable(dumps) else None
+
+
 def _newer(version: str, than: str) -> bool:
     """True when ``version`` sorts after ``than`` as fixed-width version strings."""
     return len(version) == len(than) and version > than
@@ -226,6 +239,7 @@ class SaverCodec:
         self._plain_arrays = encodes_plain_arrays(serde)
         self._tips = Lru(self.budgets["lists"], max_tips)  # (thread, ns, channel) -> _Tip
         self._decoded = DecodedElements(self.budgets["decoded"]) if self._plain_arrays else None
+        self._element_packer = _element_packer(serde) if self._plain_arrays else None
         self._lock = threading.Lock()
 
     @property
@@ -286,7 +300,7 @@ class SaverCodec:
             )
         regular: list[WriteRow] = []
         special: list[WriteRow] = []
-        dumps = dumps or self.serde.dumps_typed
+        dumps = dumps or self.dumps_value
         for idx, (channel, value) in enumerate(writes):
             fixed = WRITES_IDX_MAP.get(channel)
             typ, data = dumps(value)
@@ -361,8 +375,21 @@ class SaverCodec:
         return typ, data, None, _Tip(version, version, value.copy(), size, 0), version
 
     def _dumps_list(self, items: list[Any]) -> tuple[str, bytes, int]:
-        typ, data = self.serde.dumps_typed(items)
+        typ, data = self.dumps_value(items)
         return typ, data, len(data)
+
+    def dumps_value(self, value: Any) -> tuple[str, bytes]:
+        """``serde.dumps_typed(value)``; a list that is mostly runs of one object (such as
+        ``[item] * n`` appended again and again) is encoded once per run, with the same bytes."""
+        pack = self._element_packer
+        if pack is not None and type(value) is list and len(value) >= 8:
+            try:
+                data = encode_runs(value, pack)
+            except Exception:  # noqa: BLE001 - the serializer's own error, raised below
+                data = None
+            if data is not None:
+                return MSGPACK, data
+        return self.serde.dumps_typed(value)
 
     def _remember(self, tips: list[tuple[tuple[str, str, str], _Tip | None]]) -> None:
         held = self._tips.items

@@ -38,6 +38,7 @@ from stepgraph.checkpoint._codec import (
     PutPlan,
     SaverCodec,
     WriteRow,
+    _element_packer,
     reading,
 )
 from stepgraph.checkpoint._concat import MSGPACK
@@ -56,7 +57,6 @@ from stepgraph.checkpoint.base import (
 )
 from stepgraph.checkpoint.serde._backend import get_backend
 from stepgraph.checkpoint.serde._limits import limit_error, limits_of
-from stepgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from stepgraph.constants import MISSING
 
 if TYPE_CHECKING:
@@ -147,16 +147,6 @@ def _plain_packer() -> Callable[[Any], bytes] | None:
     except Exception:
         return None
     return lambda obj: backend.pack(obj, _refuse, True)
-
-
-def _element_packer(serde: Any) -> Callable[[Any], bytes] | None:
-    """What ``serde`` writes for a value inside a list, when that is known to be its plain
-    msgpack encoding (stepgraph's own serializer, exactly), else ``None``."""
-    if type(serde) is not JsonPlusSerializer:
-        return None
-    codec = getattr(serde, "_codec", None)
-    dumps = getattr(codec, "dumps", None)
-    return dumps if callable(dumps) else None
 
 
 SNAPSHOT_RATIO = 2.0

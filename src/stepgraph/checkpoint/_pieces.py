@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence
 from itertools import groupby, islice
 from typing import Any
 
-__all__ = ["MIN_PIECE", "REF_CODE", "REPEAT_ALLOWANCE", "join", "refs", "split", "split_items"]
+__all__ = ["MIN_PIECE", "REF_CODE", "REPEAT_ALLOWANCE", "encode_runs", "join", "refs", "split", "split_items"]
 
 MIN_PIECE = 64
 """Array elements smaller than this stay inline (a reference plus a row would not pay off)."""
@@ -221,6 +221,23 @@ def _split_runs(
         out += [_REF_HEAD + key] * (refs + repeats)
         out += [data] * (n - repeats)
     return b"".join(out), pieces, total
+
+
+def encode_runs(items: list[Any], pack: Callable[[Any], bytes]) -> bytes | None:
+    """The msgpack array of ``items`` (``pack`` as for ``split_items``) made a run of one
+    object at a time, each object packed once; ``None`` unless most neighbours are the same
+    object (then packing the list whole is as quick)."""
+    if sum(map(operator.is_, items, islice(items, 1, None))) * 2 < len(items):
+        return None
+    memo: dict[int, bytes] = {}
+    out = [_array_header(len(items))]
+    for _, run in groupby(items, id):
+        same = list(run)
+        data = memo.get(id(same[0]))
+        if data is None:
+            data = memo[id(same[0])] = pack(same[0])
+        out += [data] * len(same)
+    return b"".join(out)
 
 
 def _array_header(count: int) -> bytes:

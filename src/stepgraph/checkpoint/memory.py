@@ -208,7 +208,7 @@ class InMemorySaver(BaseCheckpointSaver[str]):
         thread_id, ns, checkpoint_id = thread_target(config)
         if checkpoint_id is None:  # refused as ``SaverCodec.plan_writes`` refuses it
             self._codec.plan_writes(config, writes, task_id, task_path)
-        dumps = self._codec.serde.dumps_typed
+        dumps = self._codec.dumps_value
         encoded = [(channel, dumps(value)) for channel, value in writes]
         with self._lock:  # regular writes first (the first per idx wins), then special ones
             bucket = self.writes[(thread_id, ns, checkpoint_id)]  # type: ignore[index]

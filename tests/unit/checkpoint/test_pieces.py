@@ -59,3 +59,15 @@ def test_split_items_takes_the_run_path_only_for_runs(monkeypatch: pytest.Monkey
     assert calls == [1]
     _pieces.split_items([{"i": i, "text": "x" * 80} for i in range(20)], PACK)
     assert calls == [1]
+
+
+def test_encode_runs_is_the_list_encoding() -> None:
+    rng = random.Random(5)
+    for _ in range(200):
+        items: list[Any] = []
+        for _ in range(rng.randint(1, 8)):
+            items += [rng.choice(OBJECTS)] * rng.randint(1, 25)
+        data = _pieces.encode_runs(items, PACK)
+        if data is not None:
+            assert data == JsonPlusSerializer().dumps_typed(items)[1]
+    assert _pieces.encode_runs([{"i": i} for i in range(20)], PACK) is None  # no runs
