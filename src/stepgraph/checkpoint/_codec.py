@@ -43,6 +43,7 @@ from stepgraph.checkpoint._decoded import DecodedElements
 from stepgraph.checkpoint._ids import stored_id
 from stepgraph.checkpoint._lru import ENTRY_OVERHEAD, Lru, cache_budgets
 from stepgraph.checkpoint._pieces import elements as split_elements
+from stepgraph.checkpoint._pieces import encode_runs
 from stepgraph.checkpoint._pieces import join as join_pieces
 from stepgraph.checkpoint._pieces import refs as piece_refs
 from stepgraph.checkpoint.base import (
@@ -205,6 +206,18 @@ _Walk = tuple[list[tuple[str, Any, int]], list[tuple[str, Blob]], "tuple[ChainRe
 """``SaverCodec._walk``: ``(parts, rows walked, (memo, row) it stopped at)``."""
 
 
+def _element_packer(serde: Any) -> Callable[[Any], bytes] | None:
+    """What ``serde`` writes for a value inside a list, when that is known to be its plain
+    msgpack encoding (stepgraph's own serializer, exactly), else ``None``."""
+    from stepgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+
+    if type(serde) is not JsonPlusSerializer:
+        return None
+    codec = getattr(serde, "_codec", None)
+    dumps = getattr(codec, "dumps", None)
+    return dumps if callable(dumps) else None
+
+
 def _newer(version: str, than: str) -> bool:
     """True when ``version`` sorts after ``than`` as fixed-width version strings."""
     return len(version) == len(than) and version > than
@@ -233,6 +246,7 @@ class SaverCodec:
         self._decoded = DecodedElements(self.budgets["decoded"]) if self._plain_arrays else None
         self._reads: ChainReads | None = None
         """The chains read before (``_chains``): kept by savers that read through ``recall``."""
+        self._element_packer = _element_packer(serde) if self._plain_arrays else None
         self._lock = threading.Lock()
 
     @property
@@ -293,7 +307,7 @@ class SaverCodec:
             )
         regular: list[WriteRow] = []
         special: list[WriteRow] = []
-        dumps = dumps or self.serde.dumps_typed
+        dumps = dumps or self.dumps_value
         for idx, (channel, value) in enumerate(writes):
             fixed = WRITES_IDX_MAP.get(channel)
             typ, data = dumps(value)
@@ -317,19 +331,19 @@ class SaverCodec:
         dumps = self.serde.dumps_typed
         held = self._tips.items  # (a channel with no list remembered has none to forget)
         for channel, raw_version in new_versions.items():
-            version = str(raw_version)
-            key = (thread_id, ns, channel)
+            version = raw_version if type(raw_version) is str else str(raw_version)
             value = values.get(channel, MISSING)
             if value is MISSING:
                 rows.append((thread_id, ns, channel, version, EMPTY, b"", None, version))
-                if key in held:
-                    tips.append((key, None))
+                if held and (thread_id, ns, channel) in held:
+                    tips.append(((thread_id, ns, channel), None))
             elif type(value) is not list:
                 typ, data = dumps(value)
                 rows.append((thread_id, ns, channel, version, typ, data, None, version))
-                if key in held:
-                    tips.append((key, None))
+                if held and (thread_id, ns, channel) in held:
+                    tips.append(((thread_id, ns, channel), None))
             else:
+                key = (thread_id, ns, channel)
                 typ, data, base, tip, anchor = self._encode_list(key, version, value, dumps_list)
                 rows.append((thread_id, ns, channel, version, typ, data, base, anchor))
                 if tip is not _KEEP:
@@ -368,8 +382,21 @@ class SaverCodec:
         return typ, data, None, _Tip(version, version, value.copy(), size, 0), version
 
     def _dumps_list(self, items: list[Any]) -> tuple[str, bytes, int]:
-        typ, data = self.serde.dumps_typed(items)
+        typ, data = self.dumps_value(items)
         return typ, data, len(data)
+
+    def dumps_value(self, value: Any) -> tuple[str, bytes]:
+        """``serde.dumps_typed(value)``; a list that is mostly runs of one object (such as
+        ``[item] * n`` appended again and again) is encoded once per run, with the same bytes."""
+        pack = self._element_packer
+        if pack is not None and type(value) is list and len(value) >= 8:
+            try:
+                data = encode_runs(value, pack)
+            except Exception:  # noqa: BLE001 - the serializer's own error, raised below
+                data = None
+            if data is not None:
+                return MSGPACK, data
+        return self.serde.dumps_typed(value)
 
     def _remember(self, tips: list[tuple[tuple[str, str, str], _Tip | None]]) -> None:
         held = self._tips.items

@@ -39,6 +39,7 @@ from stepgraph.checkpoint._codec import (
     PutPlan,
     SaverCodec,
     WriteRow,
+    _element_packer,
     reading,
 )
 from stepgraph.checkpoint._concat import MSGPACK
@@ -57,7 +58,6 @@ from stepgraph.checkpoint.base import (
 )
 from stepgraph.checkpoint.serde._backend import get_backend
 from stepgraph.checkpoint.serde._limits import limit_error, limits_of
-from stepgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from stepgraph.constants import MISSING
 
 if TYPE_CHECKING:
@@ -102,7 +102,7 @@ MERGED = "w:"
 """Stored type prefix of a write row holding all regular writes of one ``put_writes``."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class WritesPlan:
     """The rows of one ``put_writes``: a task's regular writes are stored as ``merged`` (one
     row) when the task has none stored yet, else as single rows that keep existing ones."""
@@ -148,16 +148,6 @@ def _plain_packer() -> Callable[[Any], bytes] | None:
     except Exception:
         return None
     return lambda obj: backend.pack(obj, _refuse, True)
-
-
-def _element_packer(serde: Any) -> Callable[[Any], bytes] | None:
-    """What ``serde`` writes for a value inside a list, when that is known to be its plain
-    msgpack encoding (stepgraph's own serializer, exactly), else ``None``."""
-    if type(serde) is not JsonPlusSerializer:
-        return None
-    codec = getattr(serde, "_codec", None)
-    dumps = getattr(codec, "dumps", None)
-    return dumps if callable(dumps) else None
 
 
 SNAPSHOT_RATIO = 2.0
@@ -208,15 +198,24 @@ class CompactCodec(SaverCodec):
         inline, blob_rows, lists = self._inline_values(
             (thread_id, ns), values, versions, new_versions, tip if warm else None, pieces
         )
-        list_rows, tips = self._encode_blobs(
-            thread_id, ns, values, lists, dumps_list=lambda items: self._pieced_list(items, pieces)
-        )
-        blob_rows.extend(self._split_blob(row, pieces) for row in list_rows)
+        if lists:
+            list_rows, tips = self._encode_blobs(
+                thread_id, ns, values, lists,
+                dumps_list=lambda items: self._pieced_list(items, pieces),
+            )  # fmt: skip
+            blob_rows.extend(self._split_blob(row, pieces) for row in list_rows)
+        else:  # (no list changed: nothing to encode or remember)
+            tips = []
         md = get_checkpoint_metadata(config, metadata)
-        packed = _packing.pack(stored, inline, md, tip.packed["n"] if warm and tip else None)
-        if warm and tip is not None and tip.depth + 1 < CHAIN_MAX:
-            kind, depth, payload = DIFF, tip.depth + 1, _packing.row_diff(tip.packed, packed)
+        if warm:
+            assert tip is not None
+            packed = _packing.pack(stored, inline, md, tip.packed["n"])
+            if tip.depth + 1 < CHAIN_MAX:
+                kind, depth, payload = DIFF, tip.depth + 1, _packing.row_diff(tip.packed, packed)
+            else:
+                kind, depth, payload = FULL, 0, packed
         else:
+            packed = _packing.pack(stored, inline, md, None)
             kind, depth, payload = FULL, 0, packed
         ctype, cdata = self._dumps_row(payload)
         nbytes = len(cdata) + (tip.nbytes if kind == DIFF and tip is not None else 0)
@@ -231,7 +230,7 @@ class CompactCodec(SaverCodec):
             blob_rows,
             tips,
             self,
-            piece_rows=self._piece_rows(thread_id, pieces),
+            piece_rows=self._piece_rows(thread_id, pieces) if pieces else [],
             raw_pieces=pieces,
             thread_key=None if thread_id == thread_name else (thread_name, thread_id),
             row_tip=(
@@ -267,9 +266,10 @@ class CompactCodec(SaverCodec):
         base_inline = parent.inline if parent is not None else {}
         for channel, version in versions.items():
             new = channel in new_versions
-            if not new and channel in base_versions and base_versions[channel] == version:
-                if channel in base_inline:
-                    inline[channel] = base_inline[channel]
+            if not new and base_versions.get(channel, MISSING) == version:
+                same = base_inline.get(channel, MISSING)
+                if same is not MISSING:
+                    inline[channel] = same
                 continue  # unchanged since the parent: stored where the parent has it
             value = values.get(channel, MISSING)
             if value is MISSING:
@@ -361,29 +361,21 @@ class CompactCodec(SaverCodec):
         )
         path = short_path(task_path)
         thread_id = thread_key or str(config["configurable"]["thread_id"])
-        split = [
-            [
-                (
-                    thread_id,
-                    w[1],
-                    stored_id(w[2]),
-                    stored_id(w[3]),
-                    w[4],
-                    w[5],
-                    stored_type(w[6]),
-                    w[7],
-                    path,
-                )
-                for w in rows
-            ]  # fmt: skip
-            for rows in (regular, special)
-        ]
+        split: list[list[WriteRow]] = []
+        for rows in (regular, special):
+            if not rows:
+                split.append([])
+                continue
+            # (every row of one put_writes names the same checkpoint and task)
+            checkpoint_id, task = stored_id(rows[0][2]), stored_id(rows[0][3])
+            split.append([(thread_id, w[1], checkpoint_id, task, w[4], w[5],
+                           stored_type(w[6]), w[7], path) for w in rows])  # fmt: skip
         merged: WriteRow | None = None
         if len(regular) > 1:
             first = split[0][0]
             typ, data = self._dumps_row([[w[5], w[6], w[7]] for w in split[0]])
             merged = (*first[:5], "", MERGED + stored_type(typ), data, path)  # type: ignore[assignment]
-        piece_rows = self._piece_rows(thread_id, pieces)
+        piece_rows = self._piece_rows(thread_id, pieces) if pieces else []
         name = str(config["configurable"]["thread_id"])
         key = None if thread_id == name else (name, thread_id)
         return WritesPlan(split[0], split[1], piece_rows, merged, pieces, key)

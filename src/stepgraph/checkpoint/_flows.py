@@ -118,7 +118,11 @@ def put(
 ) -> Flow[CompactPlan]:
     """Store a checkpoint row, its blobs and the pieces they reference; returns the plan,
     to ``commit()`` once the transaction is."""
-    key = yield from _thread_key(d, codec, thread_target(config)[0], create=True)
+    thread_id = thread_target(config)[0]
+    if _stored_as_is(thread_id):  # (most are: no generator for the usual case)
+        key: str | None = thread_id
+    else:
+        key = yield from _thread_key(d, codec, thread_id, create=True)
     plan = codec.plan_put(config, checkpoint, metadata, new_versions, thread_key=key)
     if plan.piece_rows:
         yield Op(d.insert_pieces, plan.piece_rows, kind="many")
@@ -140,7 +144,11 @@ def put_writes(
 
     A task's regular writes go in as one merged row when the task has none stored yet.
     """
-    key = yield from _thread_key(d, codec, thread_target(config)[0], create=True)
+    thread_id = thread_target(config)[0]
+    if _stored_as_is(thread_id):
+        key: str | None = thread_id
+    else:
+        key = yield from _thread_key(d, codec, thread_id, create=True)
     plan = codec.plan_write_rows(config, writes, task_id, task_path, thread_key=key)
     if plan.pieces:
         yield Op(d.insert_pieces, plan.pieces, kind="many")
@@ -175,7 +183,7 @@ def _thread_key(
 ) -> Flow[str | None]:
     """What rows store for ``thread_id``: itself, or the short key of a long id (``None``:
     a long id with no key yet, so no rows). Keys found in the database are remembered."""
-    if len(thread_id) <= THREAD_KEY_AFTER and not thread_id.startswith("#"):
+    if _stored_as_is(thread_id):
         return thread_id
     known = codec.thread_keys.get(thread_id)
     if known is not None:
@@ -184,6 +192,11 @@ def _thread_key(
     if key is not None and not create:
         codec.remember_thread_key(thread_id, key)
     return key
+
+
+def _stored_as_is(thread_id: str) -> bool:
+    """Rows store a short thread id as it is (a long one, or one like a key, under a key)."""
+    return len(thread_id) <= THREAD_KEY_AFTER and not thread_id.startswith("#")
 
 
 def thread_key(d: Dialect, thread_id: str, create: bool) -> Flow[str | None]:

@@ -35,10 +35,6 @@ _KNOWN = {"v", "id", "ts", "channel_versions", "versions_seen", "updated_channel
 _SET, _DEL, _SUB = 0, 1, 2
 
 
-def _pack_version(v: Any) -> int | None:
-    return _pack_version_str(v) if type(v) is str and len(v) == 19 else None
-
-
 @functools.lru_cache(maxsize=16384)
 def _pack_version_str(v: str) -> int | None:
     if _VERSION.fullmatch(v):
@@ -52,18 +48,50 @@ def _unpack_version(n: int) -> str:
 
 
 class _Names:
-    """The row chain's name table: channel and node names as small integers."""
+    """The row chain's name table: channel and node names as small integers.
+
+    Starts as the parent row's table, shared (``names`` is never changed in place), and is
+    copied only when a name is added, so a row that adds none keeps its parent's list."""
+
+    __slots__ = ("names", "ids", "_own")
 
     def __init__(self, names: list[str] | None) -> None:
-        self.names = list(names or ())
-        self.ids = {name: i for i, name in enumerate(self.names)}
+        if names is None:
+            self.names: list[str] = []
+            self.ids: dict[str, int] = {}
+            self._own = True
+        else:
+            self.names = names
+            self.ids = _ids_of(names)
+            self._own = False
 
     def id(self, name: str) -> int:
         found = self.ids.get(name)
         if found is None:
-            found = self.ids[name] = len(self.names)
-            self.names.append(name)
+            found = self.add(name)
         return found
+
+    def add(self, name: str) -> int:
+        if not self._own:
+            self.names, self.ids, self._own = list(self.names), dict(self.ids), True
+        found = self.ids[name] = len(self.names)
+        self.names.append(name)
+        return found
+
+
+_last_ids: tuple[list[str], dict[str, int]] = ([], {})
+"""The ids of the last name table looked up (rows of a chain share their parent's table)."""
+
+
+def _ids_of(names: list[str]) -> dict[str, int]:
+    """``{name: index}`` of a name table (shared: do not change it)."""
+    global _last_ids
+    last = _last_ids
+    if last[0] is names and len(last[1]) == len(names):
+        return last[1]
+    ids = {name: i for i, name in enumerate(names)}
+    _last_ids = (names, ids)
+    return ids
 
 
 def _pack_versions(
@@ -71,12 +99,21 @@ def _pack_versions(
 ) -> tuple[dict[int, int], dict[str, Any]]:
     packed: dict[int, int] = {}
     raw: dict[str, Any] = {}
+    ids = names.ids
     for key, v in versions.items():
-        n = _pack_version(v) if type(key) is str else None
+        n = (
+            _pack_version_str(v)
+            if type(v) is str and len(v) == 19 and type(key) is str
+            else None
+        )
         if n is None:
             raw[key] = v
         else:
-            packed[names.id(key)] = n
+            i = ids.get(key)
+            if i is None:
+                i = names.add(key)
+                ids = names.ids
+            packed[i] = n
     return packed, raw
 
 
@@ -146,7 +183,15 @@ def pack(
         else:
             out["um"] = mask
     if inline:
-        out["iv"] = {table.id(channel): value for channel, value in inline.items()}
+        iv: dict[int, Any] = {}
+        ids = table.ids
+        for channel, value in inline.items():
+            i = ids.get(channel)
+            if i is None:
+                i = table.add(channel)
+                ids = table.ids
+            iv[i] = value
+        out["iv"] = iv
     extra = {k: v for k, v in checkpoint.items() if k not in _KNOWN}
     if extra:
         out["x"] = extra
@@ -156,19 +201,21 @@ def pack(
 
 
 def _mask(updated: Any, versions: dict[str, Any]) -> bytes | None:
-    """``updated`` as a bit mask over the sorted channel names, when that restores it exactly."""
+    """``updated`` as a bit mask over the sorted channel names, when that restores it exactly
+    (``_unmask`` lists the set bits in name order: so when ``updated`` is strictly increasing)."""
     if type(updated) is not list:
         return None
     names = sorted(versions)
     index = {name: i for i, name in enumerate(names)}
     bits = 0
+    previous: str | None = None
     for name in updated:
         i = index.get(name) if type(name) is str else None
-        if i is None:
+        if i is None or (previous is not None and not previous < name):
             return None
+        previous = name
         bits |= 1 << i
-    mask = bits.to_bytes((len(names) + 7) // 8, "little")
-    return mask if _unmask(mask, names) == updated else None
+    return bits.to_bytes((len(names) + 7) // 8, "little")
 
 
 def _unmask(mask: bytes, names: list[str]) -> list[str]:
@@ -214,10 +261,6 @@ def _copy(value: Any) -> Any:
     return value
 
 
-def _same(a: Any, b: Any) -> bool:
-    return type(a) is type(b) and a == b
-
-
 _SUB_GROUPED = 4
 """Diff op of a nested int-keyed map: ``[4, nested diff, [[value, [keys]], ...]]``, the keys
 set to one shared value listed once (a step gives all the channels it updates the same new
@@ -228,20 +271,24 @@ def diff(old: dict[Any, Any], new: dict[Any, Any]) -> dict[Any, Any]:
     """What turns ``old`` into ``new``: ``{key: [0, value] | [1] | [2, nested diff] |
     [4, nested diff, groups]}``."""
     out: dict[Any, Any] = {}
+    shared = 0  # keys of ``new`` also in ``old`` (all of them: nothing was deleted)
     for key, value in new.items():
         if key in old:
+            shared += 1
             before = old[key]
-            if _same(before, value):
-                continue
-            if type(before) is dict and type(value) is dict:
-                nested = diff(before, value)
-                groups = _groups(nested)
-                out[key] = [_SUB_GROUPED, nested, groups] if groups else [_SUB, nested]
-                continue
+            if type(before) is type(value):
+                if before == value:
+                    continue
+                if type(value) is dict:
+                    nested = diff(before, value)
+                    groups = _groups(nested) if len(nested) > 1 else None
+                    out[key] = [_SUB_GROUPED, nested, groups] if groups else [_SUB, nested]
+                    continue
         out[key] = [_SET, value]
-    for key in old:
-        if key not in new:
-            out[key] = [_DEL]
+    if shared != len(old):
+        for key in old:
+            if key not in new:
+                out[key] = [_DEL]
     return out
 
 
@@ -252,7 +299,11 @@ def _groups(changes: dict[Any, Any]) -> list[list[Any]]:
         if type(key) is not int:
             return []
         if change[0] == _SET and type(change[1]) is int:
-            by_value.setdefault(change[1], []).append(key)
+            keys = by_value.get(change[1])
+            if keys is None:
+                by_value[change[1]] = [key]
+            else:
+                keys.append(key)
     groups = [[value, keys] for value, keys in by_value.items() if len(keys) > 1]
     for _, keys in groups:
         for key in keys:

@@ -19,10 +19,12 @@ of the value stay within ``REPEAT_ALLOWANCE``; later repeats stay inline. Anythi
 from __future__ import annotations
 
 import hashlib
+import operator
 from collections.abc import Callable, Sequence
+from itertools import groupby, islice
 from typing import Any
 
-__all__ = ["MIN_PIECE", "REF_CODE", "REPEAT_ALLOWANCE", "join", "refs", "split", "split_items"]
+__all__ = ["MIN_PIECE", "REF_CODE", "REPEAT_ALLOWANCE", "encode_runs", "join", "refs", "split", "split_items"]
 
 MIN_PIECE = 64
 """Array elements smaller than this stay inline (a reference plus a row would not pay off)."""
@@ -145,6 +147,15 @@ def split_items(
     when no element is worth splitting. ``None`` when an element looks like a piece
     reference (the caller stores the value whole).
     """
+    if len(items) >= 8 and sum(map(operator.is_, items, islice(items, 1, None))) * 2 >= len(items):
+        return _split_runs(items, pack)  # (mostly runs of one object: one step a run)
+    return _split_each(items, pack)
+
+
+def _split_each(
+    items: list[Any], pack: Callable[[Any], bytes]
+) -> tuple[bytes, dict[bytes, bytes], int] | None:
+    """``split_items`` one element at a time."""
     memo: dict[int, tuple[bytes, bytes | None]] = {}
     head = _array_header(len(items))
     out: list[bytes] = [head]
@@ -172,6 +183,61 @@ def split_items(
             pieces[key] = data
         out.append(_REF_HEAD + key)
     return b"".join(out), pieces, total
+
+
+def _split_runs(
+    items: list[Any], pack: Callable[[Any], bytes]
+) -> tuple[bytes, dict[bytes, bytes], int] | None:
+    """``split_items`` taking each run of one object at once (a list of many references to
+    a few objects, such as ``[item] * n`` appended again and again). Same result."""
+    memo: dict[int, tuple[bytes, bytes | None]] = {}
+    head = _array_header(len(items))
+    out: list[bytes] = [head]
+    total = len(head)
+    pieces: dict[bytes, bytes] = {}
+    repeated = 0
+    for _, run in groupby(items, id):
+        same = list(run)
+        item, n = same[0], len(same)
+        hit = memo.get(id(item))
+        if hit is None:
+            data = pack(item)
+            if len(data) == _REF_LEN and data.startswith(_REF_HEAD):
+                return None
+            hit = memo[id(item)] = (data, _digest(data) if len(data) >= MIN_PIECE else None)
+        data, key = hit
+        size = len(data)
+        total += size * n
+        if key is None:
+            out += [data] * n
+            continue
+        refs = 0
+        if key not in pieces:  # the first reference is not a repeat
+            pieces[key] = data
+            refs, n = 1, n - 1
+        # each repeat is a reference while the repeated bytes stay within the allowance
+        repeats = min(n, (REPEAT_ALLOWANCE - repeated) // size)
+        repeated += repeats * size
+        out += [_REF_HEAD + key] * (refs + repeats)
+        out += [data] * (n - repeats)
+    return b"".join(out), pieces, total
+
+
+def encode_runs(items: list[Any], pack: Callable[[Any], bytes]) -> bytes | None:
+    """The msgpack array of ``items`` (``pack`` as for ``split_items``) made a run of one
+    object at a time, each object packed once; ``None`` unless most neighbours are the same
+    object (then packing the list whole is as quick)."""
+    if sum(map(operator.is_, items, islice(items, 1, None))) * 2 < len(items):
+        return None
+    memo: dict[int, bytes] = {}
+    out = [_array_header(len(items))]
+    for _, run in groupby(items, id):
+        same = list(run)
+        data = memo.get(id(same[0]))
+        if data is None:
+            data = memo[id(same[0])] = pack(same[0])
+        out += [data] * len(same)
+    return b"".join(out)
 
 
 def _array_header(count: int) -> bytes:

@@ -17,6 +17,7 @@ expand into gigabytes; ``pack_piece`` stores a piece raw when it would compress 
 from __future__ import annotations
 
 import zlib
+from typing import Any
 
 __all__ = ["MAX_RATIO", "PieceTooLarge", "pack_piece", "unpack_piece"]
 
@@ -68,18 +69,28 @@ the cost of a message-sized piece) about half as dear. A reader inflates with th
 window, which reads a stream made with any smaller one: the format stays ``DEFLATE_V1``."""
 
 
+def _primed(small: bool) -> Any:
+    """A compressor with the dictionary already loaded, to ``copy()`` for each piece (the
+    copy skips hashing the dictionary again; its output is the same)."""
+    return zlib.compressobj(
+        6,
+        zlib.DEFLATED,
+        -11 if small else -15,
+        4 if small else 8,
+        zlib.Z_DEFAULT_STRATEGY,
+        _DICTIONARY_V1,
+    )
+
+
+_PRIMED_SMALL = _primed(True)
+_PRIMED_LARGE = _primed(False)
+"""(Never used directly, only copied: copies are independent, so threads may share these.)"""
+
+
 def pack_piece(raw: bytes) -> bytes:
     """The stored form of a piece."""
     if len(raw) >= _MIN:
-        small = len(raw) <= _SMALL
-        deflate = zlib.compressobj(
-            6,
-            zlib.DEFLATED,
-            -11 if small else -15,
-            4 if small else 8,
-            zlib.Z_DEFAULT_STRATEGY,
-            _DICTIONARY_V1,
-        )
+        deflate = (_PRIMED_SMALL if len(raw) <= _SMALL else _PRIMED_LARGE).copy()
         packed = deflate.compress(raw) + deflate.flush()
         if len(packed) + 1 < len(raw) <= MAX_RATIO * (len(packed) + 1):
             return bytes((DEFLATE_V1,)) + packed

@@ -43,7 +43,7 @@ class SaveOps:
     """
 
     __slots__ = (
-        "loop",
+        "_loop",
         "ops",
         "parent_id",
         "enabled",
@@ -61,9 +61,10 @@ class SaveOps:
     )
 
     def __init__(self, loop: RunLoop) -> None:
-        self.loop = weakref.proxy(loop)
-        """(A proxy: the loop holds this, so a strong reference back would make every
-        finished run cyclic garbage, its channel values freed only by a full collection.)"""
+        self._loop = weakref.ref(loop)
+        """(A weak reference: the loop holds this, so a strong reference back would make
+        every finished run cyclic garbage, its channel values freed only by a full
+        collection.)"""
         self.ops: list[Op] = []
         self.parent_id: str | None = None
         self.enabled = loop.checkpointer is not None
@@ -90,6 +91,12 @@ class SaveOps:
         self._last_config: tuple[str | None, dict[str, Any]] | None = None
         """The last saver config made: a checkpoint's writes and its child's ``put`` name
         the same checkpoint (one config, as in LangGraph)."""
+
+    @property
+    def loop(self) -> RunLoop:
+        """The run's loop (alive while it calls this; a method reads it once, then its
+        attributes directly, which a ``weakref.proxy`` would make dearer)."""
+        return self._loop()  # type: ignore[return-value]
 
     @property
     def saved_versions(self) -> dict[str, Any]:

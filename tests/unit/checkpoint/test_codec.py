@@ -9,6 +9,7 @@ import pytest
 
 from stepgraph.checkpoint._codec import EMPTY, SaverCodec
 from stepgraph.checkpoint.base import SaverError, empty_checkpoint, next_string_version
+from stepgraph.checkpoint.serde.base import SerializationError
 from stepgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
 CONFIG = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
@@ -169,3 +170,15 @@ def test_put_writes_rows_and_checkpoint_id_required(codec: SaverCodec) -> None:
     with pytest.raises(SaverError) as info:
         codec.plan_writes(CONFIG, [("a", 1)], "task")
     assert info.value.code == "SG411"
+
+
+def test_dumps_value_encodes_runs_once_with_the_serializers_bytes() -> None:
+    """A list of runs of one object (``[item] * n`` appended again and again) is encoded a
+    run at a time: the bytes are the serializer's; what it cannot encode raises as before."""
+    serde = JsonPlusSerializer()
+    codec = SaverCodec(serde)
+    item = {"kind": "note", "tags": ["a", "b"], "meta": {"score": 0.5}}
+    for value in ([item] * 30 + [1] * 5 + [item] * 9, [item] * 3, ["x", "y"] * 20, []):
+        assert codec.dumps_value(value) == serde.dumps_typed(value)
+    with pytest.raises(SerializationError):
+        codec.dumps_value([object()] * 20)

@@ -235,3 +235,19 @@ def test_timestamps_pack_to_micros_only_when_they_format_back_exactly() -> None:
         row = _packing.pack({"v": 4, "id": "x", "ts": ts}, {}, {})
         assert ("ts" in row) == (ts in packed), ts
         assert _packing.unpack(row, "x")[0]["ts"] == ts
+
+
+def test_a_row_shares_its_parents_name_table_until_it_adds_a_name() -> None:
+    cp = {"v": 4, "id": "x", "ts": "t", "channel_versions": {"a": "000000000001.000001"},
+          "versions_seen": {}}  # fmt: skip
+    parent = _packing.pack(cp, {}, {})
+    names = parent["n"]
+    same = _packing.pack(cp, {"a": b"\x01"}, {}, names)
+    assert same["n"] is names  # nothing added: the parent's (never changed) list
+    wider = {**cp, "channel_versions": {**cp["channel_versions"], "b": "000000000002.000002"},
+             "versions_seen": {"node": {"a": "000000000001.000001"}}}  # fmt: skip
+    child = _packing.pack(wider, {"c": b"\x02"}, {}, names)
+    assert names == ["a"] and parent["n"] == ["a"]  # the parent's table is left as it was
+    assert child["n"] == ["a", "b", "node", "c"]
+    assert _packing.unpack(child, "x")[0]["channel_versions"] == wider["channel_versions"]
+    assert _packing.unpack(child, "x")[1] == {"c": b"\x02"}

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import pytest
+
+from stepgraph.checkpoint.base import SaverError
 from stepgraph.checkpoint.memory import InMemorySaver, MemorySaver
 from stepgraph.testing.saver_conformance import next_checkpoint, thread_config
 
@@ -39,3 +42,26 @@ async def test_alias_and_context_managers() -> None:
         assert saver.get_tuple(thread_config("t")) is None
     async with InMemorySaver() as saver:
         assert await saver.aget_tuple(thread_config("t")) is None
+
+
+def test_put_writes_keeps_first_regular_and_last_special_writes_in_order() -> None:
+    """put_writes (made without a plan): regular writes keep the first stored per idx, special
+    ones (interrupts, errors) overwrite; a task's regular writes come before its special ones."""
+    saver = InMemorySaver()
+    cp, new = next_checkpoint(saver, None, {"a": 1})
+    config = saver.put(thread_config("t"), cp, {}, new)
+    saver.put_writes(config, [("__interrupt__", "i1"), ("a", 1), ("b", 2)], "task", "p")
+    saver.put_writes(config, [("a", 9), ("__interrupt__", "i2")], "task", "p")
+    bucket = saver.writes[("t", "", cp["id"])]
+    assert list(bucket) == [("task", 1), ("task", 2), ("task", -3), ("task", 0)]
+    got = {k: (v[1], saver.serde.loads_typed(v[2])) for k, v in bucket.items()}
+    assert got[("task", 0)] == ("a", 9)  # idx 0 was the interrupt in the first call: free
+    assert got[("task", 1)] == ("a", 1) and got[("task", 2)] == ("b", 2)
+    assert got[("task", -3)] == ("__interrupt__", "i2")
+    pending = saver.get_tuple(config).pending_writes
+    assert ("task", "__interrupt__", "i2") in pending
+    saver.put_writes(config, [], "task")  # nothing stored, no bucket made
+    with pytest.raises(SaverError):
+        saver.put_writes(thread_config("t"), [("a", 1)], "task")  # no checkpoint id
+    with pytest.raises(SaverError):
+        saver.put_writes(thread_config("t"), [], "task")
