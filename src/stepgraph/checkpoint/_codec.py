@@ -59,6 +59,7 @@ from stepgraph.checkpoint.base import (
 )
 from stepgraph.checkpoint.serde._limits import limit_error, limits_of
 from stepgraph.checkpoint.serde.base import SG_CORRUPT, SerializationError
+from stepgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from stepgraph.constants import MISSING, WRITES_IDX_MAP
 from stepgraph.errors import StepgraphError
 
@@ -209,8 +210,6 @@ _Walk = tuple[list[tuple[str, Any, int]], list[tuple[str, Blob]], "tuple[ChainRe
 def _element_packer(serde: Any) -> Callable[[Any], bytes] | None:
     """What ``serde`` writes for a value inside a list, when that is known to be its plain
     msgpack encoding (stepgraph's own serializer, exactly), else ``None``."""
-    from stepgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
-
     if type(serde) is not JsonPlusSerializer:
         return None
     codec = getattr(serde, "_codec", None)
