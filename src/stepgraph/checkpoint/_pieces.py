@@ -152,6 +152,18 @@ def split_items(
     return _split_each(items, pack)
 
 
+def _packed(
+    memo: dict[int, tuple[bytes, bytes | None]], item: Any, pack: Callable[[Any], bytes]
+) -> tuple[bytes, bytes | None] | None:
+    """``(encoding, piece digest or None when it stays inline)`` of ``item``, remembered in
+    ``memo``; ``None`` when its encoding looks like a piece reference (the list stays whole)."""
+    data = pack(item)
+    if len(data) == _REF_LEN and data.startswith(_REF_HEAD):
+        return None
+    hit = memo[id(item)] = (data, _digest(data) if len(data) >= MIN_PIECE else None)
+    return hit
+
+
 def _split_each(
     items: list[Any], pack: Callable[[Any], bytes]
 ) -> tuple[bytes, dict[bytes, bytes], int] | None:
@@ -165,10 +177,9 @@ def _split_each(
     for item in items:
         hit = memo.get(id(item))
         if hit is None:
-            data = pack(item)
-            if len(data) == _REF_LEN and data.startswith(_REF_HEAD):
+            hit = _packed(memo, item, pack)
+            if hit is None:
                 return None
-            hit = memo[id(item)] = (data, _digest(data) if len(data) >= MIN_PIECE else None)
         data, key = hit
         total += len(data)
         if key is None:
@@ -201,10 +212,9 @@ def _split_runs(
         item, n = same[0], len(same)
         hit = memo.get(id(item))
         if hit is None:
-            data = pack(item)
-            if len(data) == _REF_LEN and data.startswith(_REF_HEAD):
+            hit = _packed(memo, item, pack)
+            if hit is None:
                 return None
-            hit = memo[id(item)] = (data, _digest(data) if len(data) >= MIN_PIECE else None)
         data, key = hit
         size = len(data)
         total += size * n
