@@ -39,12 +39,9 @@ from stepgraph.checkpoint.base import (
     CheckpointMetadata,
     CheckpointTuple,
     RunnableConfig,
-    checkpoint_config,
-    get_checkpoint_metadata,
     next_string_version,
     thread_target,
 )
-from stepgraph.constants import WRITES_IDX_MAP
 
 if TYPE_CHECKING:
     from stepgraph.checkpoint.serde.base import SerializerProtocol
@@ -165,20 +162,13 @@ class InMemorySaver(BaseCheckpointSaver[str]):
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
-        """Store ``checkpoint``; blobs only for ``new_versions``, lists as deltas when they grew.
-
-        (``SaverCodec.plan_put`` made in place: the same entry and blobs, without a plan.)"""
-        codec = self._codec
-        thread_id, ns, parent_id = thread_target(config)
-        stored = dict(checkpoint)
-        values = stored.pop("channel_values", None) or {}
-        blob_rows, tips = codec._encode_blobs(thread_id, ns, values, new_versions)
-        dumps = codec.serde.dumps_typed
-        entry = (dumps(stored), dumps(get_checkpoint_metadata(config, metadata)), parent_id)
-        checkpoint_id = checkpoint["id"]
+        """Store ``checkpoint``; blobs only for ``new_versions``, lists as deltas when they grew."""
+        plan = self._codec.plan_put(config, checkpoint, metadata, new_versions)
+        thread_id, ns, checkpoint_id, parent_id, ctype, cdata, mtype, mdata = plan.checkpoint_row
+        entry = ((ctype, cdata), (mtype, mdata), parent_id)
         blobs = self.blobs
         with self._lock:
-            for t, n, channel, version, typ, data, base, _ in blob_rows:
+            for t, n, channel, version, typ, data, base, _ in plan.blob_rows:
                 key = (t, n, channel, version)
                 old = blobs.get(key)  # type: ignore[call-overload]
                 # A version's value is stored once; an empty marker may be filled in later
@@ -190,9 +180,9 @@ class InMemorySaver(BaseCheckpointSaver[str]):
             if in_ns is None:
                 in_ns = saved[ns] = {}
             in_ns[checkpoint_id] = entry
-        if tips:  # (no value stored: no delta base to remember or forget)
-            codec._remember(tips)
-        return checkpoint_config(thread_id, ns, checkpoint_id)
+        if plan.tips:  # (no value stored: no delta base to remember or forget)
+            plan.commit()
+        return plan.config
 
     def put_writes(
         self,
@@ -202,27 +192,17 @@ class InMemorySaver(BaseCheckpointSaver[str]):
         task_path: str = "",
     ) -> None:
         """Store a task's writes: first regular write per idx wins, special ones overwrite."""
-        if not writes:  # (still refuses a config without a thread or checkpoint)
-            self._codec.plan_writes(config, writes, task_id, task_path)
+        regular, special = self._codec.plan_writes(config, writes, task_id, task_path)
+        if not regular and not special:
             return
-        thread_id, ns, checkpoint_id = thread_target(config)
-        if checkpoint_id is None:  # refused as ``SaverCodec.plan_writes`` refuses it
-            self._codec.plan_writes(config, writes, task_id, task_path)
-        dumps = self._codec.dumps_value
-        encoded = [(channel, dumps(value)) for channel, value in writes]
-        with self._lock:  # regular writes first (the first per idx wins), then special ones
-            bucket = self.writes[(thread_id, ns, checkpoint_id)]  # type: ignore[index]
-            special = False
-            for idx, (channel, typed) in enumerate(encoded):
-                if channel in WRITES_IDX_MAP:
-                    special = True
-                elif (task_id, idx) not in bucket:
-                    bucket[(task_id, idx)] = (task_id, channel, typed, task_path)
-            if special:
-                for channel, typed in encoded:
-                    fixed = WRITES_IDX_MAP.get(channel)
-                    if fixed is not None:
-                        bucket[(task_id, fixed)] = (task_id, channel, typed, task_path)
+        first = (regular or special)[0]
+        with self._lock:  # (every row names the same checkpoint)
+            bucket = self.writes[(first[0], first[1], first[2])]
+            for _, _, _, tid, idx, channel, typ, data, path in regular:
+                if (tid, idx) not in bucket:
+                    bucket[(tid, idx)] = (tid, channel, (typ, data), path)
+            for _, _, _, tid, idx, channel, typ, data, path in special:
+                bucket[(tid, idx)] = (tid, channel, (typ, data), path)
 
     def delete_thread(self, thread_id: str) -> None:
         """Delete every checkpoint, blob and write of ``thread_id``."""
