@@ -35,13 +35,7 @@ def read_with_writes(
             if chan in channels:
                 grouped.setdefault(chan, []).append(value)
     if as_step_end:
-        memo = loop.graph.__dict__.get("_sg_clearable")
-        clear = (
-            memo[2].get(keys)
-            if memo is not None and memo[0] == len(channels) and type(keys) is tuple
-            else None
-        )
-        for key in _clearable_keys(loop, keys) if clear is None else clear:
+        for key in _clearable_keys(loop, keys):
             if key not in grouped and channels[key].is_available():
                 grouped[key] = []
     if not grouped:

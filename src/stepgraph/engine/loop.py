@@ -244,10 +244,7 @@ class RunLoop(InputPhase, StepPhase, LoopAccess):
     def checkpoint(self, source: str, step: int, out: list[Effect]) -> None:
         """Make a checkpoint of the current state (queued with the step's save ops) and
         stream it (``checkpoints``/``debug`` modes)."""
-        prev_id = self.checkpoint_id or None  # (``_new_checkpoint``, inlined: every step)
-        self.checkpoint_id = new_checkpoint_id(max(self.step, 0))
-        saves = self.saves
-        made = saves.checkpoint(source, step, prev_id) if saves.needs_checkpoint else None
+        made = self._new_checkpoint(source, step)
         if made is None:
             return
         modes = self.sink.modes

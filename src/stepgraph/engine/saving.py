@@ -172,9 +172,9 @@ class SaveOps:
         """A new checkpoint after the input or a step, at the id the loop just moved to
         (from ``prev_id``). Returns what was made (for the ``checkpoints`` stream), ``None``
         when nothing is stored."""
-        loop = self.loop
         if not self.needs_checkpoint:
             return None
+        loop = self.loop
         exit_only = loop.durability == "exit" and self._exit_unstreamed()
         if source == "loop" and exit_only:
             # Nothing of a step's checkpoint is stored or streamed: remember only what the

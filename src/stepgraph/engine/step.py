@@ -23,6 +23,7 @@ from stepgraph.stream import events
 
 if TYPE_CHECKING:
     from stepgraph.engine.loop import RunLoop
+    from stepgraph.engine.saving import SaveOps
     from stepgraph.engine.tasks import Task
 
 
@@ -112,25 +113,19 @@ class StepPhase:
         if self.delta_keys and task.writes:
             self._stamp_delta_writes(task)
         saves = self.saves
-        keep = saves.enabled  # (``task_writes`` keeps nothing otherwise: not called)
+        failed = task.error is not None and bool(task.writes) and task.writes[0][0] == ERROR
+        if saves.enabled:  # (without a saver ``task_writes`` keeps nothing: not called)
+            _keep_writes(saves, task, failed)
         out: Effects = NONE
-        if task.error is not None and task.writes and task.writes[0][0] == ERROR:
-            if keep:
-                saves.task_writes(task.id, task.writes, task.sort_key)
-        elif task.paused:
-            if keep:
-                saves.task_writes(task.id, [(INTERRUPT, task.interrupts)], task.sort_key)
-                if task.resume:
-                    saves.task_writes(task.id, [(RESUME, list(task.resume))], task.sort_key)
-        else:
-            if keep:
-                saves.task_writes(task.id, task.writes or [(NO_WRITES, None)], task.sort_key)
-            if task.node.cache_policy is not None and not task.cached:
-                entries = caching.result_entry(self, task)
-                if entries is not None:
-                    out = [CacheSet(self.graph.cache, entries)]
-            if task.resume and keep:
-                saves.task_writes(task.id, [(RESUME, list(task.resume))], task.sort_key)
+        if (
+            not failed
+            and not task.paused
+            and task.node.cache_policy is not None
+            and not task.cached
+        ):
+            entries = caching.result_entry(self, task)
+            if entries is not None:
+                out = [CacheSet(self.graph.cache, entries)]
         if not task.node.hidden and self.sink.modes:  # (no modes: it has no parts)
             parts = events.task_result(self, task)
             if parts:
@@ -250,3 +245,17 @@ class StepPhase:
         if hit:
             self.seen[INTERRUPT] = dict(self.versions)
         return hit
+
+
+def _keep_writes(saves: SaveOps, task: Task, failed: bool) -> None:
+    """Queue what a finished task stores: its error, its interrupt (and resume values), or
+    its writes (``NO_WRITES`` for none) and resume values."""
+    if failed:
+        saves.task_writes(task.id, task.writes, task.sort_key)
+        return
+    if task.paused:
+        saves.task_writes(task.id, [(INTERRUPT, task.interrupts)], task.sort_key)
+    else:
+        saves.task_writes(task.id, task.writes or [(NO_WRITES, None)], task.sort_key)
+    if task.resume:
+        saves.task_writes(task.id, [(RESUME, list(task.resume))], task.sort_key)
