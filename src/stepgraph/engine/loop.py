@@ -257,7 +257,8 @@ class RunLoop(InputPhase, StepPhase, LoopAccess):
         """Move to a new checkpoint id and queue its checkpoint (``SaveOps.checkpoint``)."""
         prev_id = self.checkpoint_id or None
         self.checkpoint_id = self.new_checkpoint_id()
-        return self.saves.checkpoint(source, step, prev_id)
+        saves = self.saves
+        return saves.checkpoint(source, step, prev_id) if saves.needs_checkpoint else None
 
     def apply(
         self, sources: Iterable[Any], *, volatile: bool = True, mark: bool = False
