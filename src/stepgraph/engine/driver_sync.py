@@ -133,17 +133,11 @@ def _run_alone(loop: RunLoop, task: Task, writer: SyncWriter, gate: Gate | None 
 def _run_gated(loop: RunLoop, task: Task, writer: SyncWriter, gate: Gate) -> None:
     """``_run_alone`` in a cancellable run: a cancelled run does not start the task; one
     cancelled while the task runs is given up here (``RunAbandoned``)."""
-    gate.enter()
     try:
-        contextvars.copy_context().run(gate.run_task, task)
+        gate.run_alone(task)
     except Exception:
-        gate.leave()
         perform(loop.task_done(task), loop, writer)
         raise
-    except BaseException:
-        gate.leave()
-        raise
-    gate.leave()
     effects = loop.task_done(task)
     if effects:
         perform(effects, loop, writer)

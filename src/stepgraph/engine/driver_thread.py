@@ -19,6 +19,7 @@ finished is stored before ``CancelledError`` reaches the caller.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -75,6 +76,22 @@ def _all_sync(nodes: Any) -> bool:
     return True
 
 
+def _graph_all_sync(loop: RunLoop) -> bool:
+    """``_all_sync`` of the run's nodes (~0.3 ms for 1000 nodes), remembered on the graph
+    and checked again whenever its nodes are not the same objects as last time (a node's
+    bodies are fixed once it is built, as its ``is_async`` is). On the graph, not in a
+    weak mapping: a node that refers to its own graph would keep such an entry alive."""
+    nodes = tuple(loop.nodes.values())
+    graph = loop.graph
+    made = getattr(graph, "_sync_nodes", None)
+    if made is not None and made[0] == nodes:  # (identity: nodes define no ``__eq__``)
+        return bool(made[1])
+    result = _all_sync(nodes)
+    with contextlib.suppress(AttributeError):  # (a graph without attributes: every run)
+        graph._sync_nodes = (nodes, result)
+    return result
+
+
 def runs_on_thread(loop: RunLoop) -> bool:
     """Whether ``loop`` (an ``ainvoke``) does the same on one worker thread."""
     graph = loop.graph
@@ -85,7 +102,7 @@ def runs_on_thread(loop: RunLoop) -> bool:
         and (saver is None or _calls_sync(type(saver), _SAVER_ASYNC))
         and (graph.cache is None or _calls_sync(type(graph.cache), _CACHE_ASYNC))
         and not eager(loop)
-        and _all_sync(loop.nodes.values())
+        and _graph_all_sync(loop)
     )
 
 

@@ -15,6 +15,7 @@ on one worker thread. Its caller, on the event loop, may be cancelled at any tim
 
 from __future__ import annotations
 
+import contextvars
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -63,6 +64,22 @@ class Gate:
             self.in_task = False
             if self.abandoned:
                 raise RunAbandoned
+
+    def run_alone(self, task: Any) -> None:
+        """``enter``, ``run_task(task)`` in a copy of the context, ``leave``: a step's only
+        task, in one call (the path of every inline step of such a run)."""
+        lock = self.lock
+        with lock:
+            if self.stop:
+                raise RunStopped
+            self.in_task = True
+        try:
+            contextvars.copy_context().run(self.run_task, task)
+        finally:
+            with lock:
+                self.in_task = False
+                if self.abandoned:
+                    raise RunAbandoned  # noqa: B012 - replaces the task's outcome, as ``leave``
 
     def check(self) -> None:
         """Between steps: ``RunStopped`` once the caller was cancelled."""

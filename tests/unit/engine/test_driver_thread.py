@@ -114,6 +114,20 @@ def test_a_saver_with_its_own_async_methods_keeps_the_async_driver() -> None:
     assert _on_thread(g.compile(checkpointer=OwnSync()))
 
 
+def test_the_check_is_remembered_per_graph_and_redone_when_its_nodes_change() -> None:
+    async def anode(state: State) -> dict[str, Any]:
+        return {"items": ["x"]}
+
+    graph = _chain(("a", _node("a")), ("b", _node("b"))).compile()
+    assert _on_thread(graph)
+    assert _on_thread(graph)  # (remembered: the same node objects)
+    other = _chain(("a", _node("a")), ("b", anode)).compile()
+    graph.nodes["b"] = other.nodes["b"]  # a node swapped in after a run: checked again
+    assert not _on_thread(graph)
+    graph.nodes["c"] = graph.nodes.pop("b")
+    assert not _on_thread(graph)
+
+
 # -- what a run does -------------------------------------------------------------------------
 
 
