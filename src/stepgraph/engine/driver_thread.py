@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 from stepgraph.engine.callable import NodeFunction
 from stepgraph.engine.driver_sync import drive_sync
 from stepgraph.engine.gate import Gate, RunAbandoned, RunStopped
-from stepgraph.engine.hop import hop
+from stepgraph.engine.hop import hop_future
 from stepgraph.engine.policy import eager
 from stepgraph.engine.runner import node_cancelled, run_task_sync
 
@@ -128,7 +128,7 @@ def _job(loop: RunLoop, gate: Gate, echo: Callable[[StreamPart], Any]) -> None:
 async def drive_on_thread(loop: RunLoop, echo: Callable[[StreamPart], Any]) -> None:
     """Run ``loop`` to its end on a worker thread, ``echo`` seeing every part there."""
     gate = Gate(_run_task)
-    job = asyncio.ensure_future(hop(_job, loop, gate, echo))
+    job = hop_future(_job, loop, gate, echo)
     try:
         await asyncio.shield(job)
     except asyncio.CancelledError:

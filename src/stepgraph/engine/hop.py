@@ -33,7 +33,7 @@ from stepgraph.engine.workers import Crew
 if TYPE_CHECKING:
     import asyncio
 
-__all__ = ["hop"]
+__all__ = ["hop", "hop_future"]
 
 _crew = Crew("stepgraph-hop")
 
@@ -73,12 +73,19 @@ def _job(
 
 async def hop(fn: Callable[..., Any], *args: Any) -> Any:
     """``fn(*args)`` on a worker thread, in a copy of the current context; its result."""
-    import asyncio  # (loaded by then: the caller is a coroutine; this module loads without it)
+    return await hop_future(fn, *args)
+
+
+def hop_future(fn: Callable[..., Any], *args: Any) -> asyncio.Future[Any]:
+    """``hop`` started now, as a future of its result (no task of its own: a caller that
+    only awaits it, or shields it, saves a task and two turns of the event loop).
+    Cancelling the future before a worker took the job up means it never runs."""
+    import asyncio  # (loaded by then: the caller is on the event loop; this module loads without)
 
     if pool.watching():
-        return await asyncio.wrap_future(pool.submit(contextvars.copy_context().run, fn, *args))
+        return asyncio.wrap_future(pool.submit(contextvars.copy_context().run, fn, *args))
     loop = asyncio.get_running_loop()
     fut = loop.create_future()
     ctx = contextvars.copy_context()
     _crew.start(lambda: _job(loop, fut, ctx, fn, args))
-    return await fut
+    return fut
