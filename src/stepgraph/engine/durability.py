@@ -53,7 +53,7 @@ class SyncWriter:
         self.background = in_background(loop)
         self.pending = 0
         self.error: BaseException | None = None
-        self.cv = threading.Condition()
+        self.cv = threading.Condition(threading.Lock())
 
     def submit(self, ops: list[Op]) -> None:
         if not ops:
@@ -87,7 +87,8 @@ class SyncWriter:
     def _done(self) -> None:
         with self.cv:
             self.pending -= 1
-            self.cv.notify_all()
+            if not self.pending:  # (``wait`` waits for none pending: no wake-up before)
+                self.cv.notify_all()
 
 
 _QUEUE: Any = None
