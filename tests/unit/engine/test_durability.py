@@ -229,3 +229,53 @@ def test_a_node_stopped_by_keyboard_interrupt_stays_pending() -> None:
     assert graph.get_state(config).next == ("a",)
     assert graph.invoke(None, config) == {"items": ["a", "b"]}
     assert runs == ["a", "a"]
+
+
+class _GatedSaver:
+    """A saver whose ``put`` waits for ``release`` (so saves queue up behind it)."""
+
+    def __init__(self) -> None:
+        self.release = threading.Event()
+        self.stored: list[int] = []
+
+    def put(self, config: Any, checkpoint: Any, metadata: Any, new_versions: Any) -> None:
+        assert self.release.wait(HANG_GUARD)
+        if checkpoint == "bad":
+            raise RuntimeError("saver failed")
+        self.stored.append(checkpoint)
+
+
+def _background_writer(saver: Any) -> Any:
+    from types import SimpleNamespace
+
+    from stepgraph.engine.durability import SyncWriter
+
+    return SyncWriter(SimpleNamespace(checkpointer=saver, durability="async"))  # type: ignore[arg-type]
+
+
+def test_sync_writer_wait_returns_once_every_queued_save_is_stored_in_order() -> None:
+    saver = _GatedSaver()
+    writer = _background_writer(saver)
+    assert writer.background
+    for n in range(5):
+        writer.submit([("put", {}, n, {}, {})])
+    waiter = threading.Thread(target=writer.wait)
+    waiter.start()
+    saver.release.set()
+    waiter.join(HANG_GUARD)
+    assert not waiter.is_alive()
+    assert saver.stored == [0, 1, 2, 3, 4]
+    assert writer.pending == 0
+
+
+def test_sync_writer_wait_raises_the_first_saver_failure_once_all_are_done() -> None:
+    saver = _GatedSaver()
+    writer = _background_writer(saver)
+    writer.submit([("put", {}, 1, {}, {})])
+    writer.submit([("put", {}, "bad", {}, {})])
+    writer.submit([("put", {}, 3, {}, {})])  # (not stored: the run's saves stop at a failure)
+    saver.release.set()
+    with pytest.raises(RuntimeError, match="saver failed"):
+        writer.wait()
+    assert saver.stored == [1]
+    assert writer.pending == 0
