@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, get_args, get_origin
 
 from typing_extensions import Unpack
 
+from stepgraph._gc import collector_paused
 from stepgraph._introspect import derived, type_hints
 from stepgraph._logs import LazyLogger
 from stepgraph.constants import END, NS_END, NS_SEP, START
@@ -288,11 +289,12 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
         stream transformer factories of its ``stream_events(version="v3")`` runs. Any other
         keyword argument is refused (``UnsupportedArgumentError``, SG311)."""
         refuse_kwargs("compile()", kwargs)
-        graph = compile_graph(
-            self, checkpointer=checkpointer, cache=cache, store=store,
-            interrupt_before=interrupt_before, interrupt_after=interrupt_after, debug=debug,
-            name=name,
-        )
+        with collector_paused():  # (every object it makes lives as long as the graph)
+            graph = compile_graph(
+                self, checkpointer=checkpointer, cache=cache, store=store,
+                interrupt_before=interrupt_before, interrupt_after=interrupt_after, debug=debug,
+                name=name,
+            )
         if transformers:
             graph.stream_transformers = tuple(transformers)
         return graph

@@ -153,15 +153,17 @@ def compile_graph(
         )
     }
     defaults = builder._node_defaults
+    found: dict[int, list[Any]] = {}  # id of a node function -> the subgraphs it reaches
     for node, spec in builder.nodes.items():
         info = builder.schemas[spec.input_schema]
         reads: Any = ROOT if info.is_root else tuple(info.channels)
+        is_graph = isinstance(spec.raw, Pregel)
         pn = PregelNode(
             triggers=triggers[node],
             channels=reads,
             bound=spec.runnable,
             writers=[
-                StateUpdateWriter(keyset, managed, is_root, lenient=isinstance(spec.raw, Pregel)),
+                StateUpdateWriter(keyset, managed, is_root, lenient=is_graph),
                 EdgeWriter(edge_writes(node)),
                 *branch_writers(node, state_mapper),
             ],
@@ -171,7 +173,7 @@ def compile_graph(
             timeout=spec.timeout or _coerce_timeout(defaults.get("timeout")),
             metadata=spec.metadata,
             name=node,
-            subgraphs=_subgraphs(spec),
+            subgraphs=[spec.raw] if is_graph else _subgraphs(spec, found),
             trace_policy=spec.trace_policy,
         )
         pn.managed_keys = tuple(info.managed)
@@ -223,10 +225,13 @@ def _coerce_timeout(value: Any) -> Any:
     return TimeoutPolicy.coerce(value)
 
 
-def _subgraphs(spec: Any) -> list[Any]:
+def _subgraphs(spec: Any, found: dict[int, list[Any]]) -> list[Any]:
+    """The graphs a function node reaches; ``found`` remembers them per function for the
+    compile (a function added as many nodes is scanned once; each node gets its own list)."""
+    if not isinstance(spec.runnable, NodeFunction):
+        return []
     raw = spec.raw
-    if isinstance(raw, Pregel):
-        return [raw]
-    if isinstance(spec.runnable, NodeFunction):
-        return find_subgraphs(raw)
-    return []
+    graphs = found.get(id(raw))
+    if graphs is None:
+        graphs = found[id(raw)] = find_subgraphs(raw)
+    return graphs.copy()
