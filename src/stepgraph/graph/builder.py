@@ -15,7 +15,12 @@ from stepgraph.engine.callable import callable_name, coerce_callable
 from stepgraph.errors import GraphDefinitionError, refuse_kwargs
 from stepgraph.graph.branch import BranchSpec
 from stepgraph.graph.compile import compile_graph
-from stepgraph.graph.state_schema import SchemaInfo, input_schema_of, merge_channel
+from stepgraph.graph.state_schema import (
+    SchemaInfo,
+    input_schema_of,
+    merge_channel,
+    read_input_schema,
+)
 from stepgraph.graph.validate import validate_builder
 from stepgraph.types import All, Checkpointer, Command, TimeoutPolicy
 from stepgraph.typing import ContextT, DeprecatedKwargs, InputT, OutputT, StateT
@@ -183,13 +188,15 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
             if ch in name:
                 raise ValueError(f"'{ch}' is a reserved character and is not allowed in the node names.")
         runnable = coerce_callable(action, name)
-        if input_schema is None:
+        ends: Any = destinations
+        if input_schema is None and ends is None:
+            input_schema, ends = _node_facts(action)
+        elif input_schema is None:
             input_schema = input_schema_of(action)
+        elif ends is None:
+            ends = _command_ends(action)
         if input_schema is not None:
             self._add_schema(input_schema)
-        ends: Any = destinations
-        if ends is None:
-            ends = _command_ends(action)
 
         self.nodes[name] = StateNodeSpec(
             runnable=runnable, metadata=metadata, input_schema=input_schema or self.state_schema,
@@ -317,6 +324,20 @@ def _legacy_node_kwargs(kwargs: dict[str, Any], input_schema: Any, retry_policy:
 
 def _refuse_unknown(where: str, kwargs: dict[str, Any], handled: tuple[str, ...] = ()) -> None:
     refuse_kwargs(where, {k: v for k, v in kwargs.items() if k not in handled})
+
+
+def _node_facts(action: Any) -> tuple[Any, tuple[str, ...] | None]:
+    """``(input_schema_of(action), _command_ends(action))`` in one remembered lookup (the
+    usual ``add_node``); if either fails, each is read on its own (a failure gives ``None``
+    and is not remembered)."""
+    try:
+        return derived(action, _schema_and_targets)
+    except Exception:
+        return input_schema_of(action), _command_ends(action)
+
+
+def _schema_and_targets(action: Any) -> tuple[Any, tuple[str, ...] | None]:
+    return read_input_schema(action), _command_targets(action)
 
 
 def _command_ends(action: Any) -> tuple[str, ...] | None:

@@ -16,7 +16,7 @@ from stepgraph.channels import (
     NamedBarrierValue,
     NamedBarrierValueAfterFinish,
 )
-from stepgraph.constants import BRANCH_PREFIX, END, JOIN_PREFIX, ROOT, START, TAG_HIDDEN
+from stepgraph.constants import BRANCH_PREFIX, END, JOIN_PREFIX, MISSING, ROOT, START, TAG_HIDDEN
 from stepgraph.engine.callable import NodeFunction
 from stepgraph.engine.node import PregelNode, Writer
 from stepgraph.errors import InvalidUpdateError
@@ -114,15 +114,19 @@ def compile_graph(
             joins.setdefault(start, []).append((chan, start))
 
     by_source: dict[str, list[str]] = {}
-    for s, e in sorted(builder.edges):
+    for s, e in builder.edges:
         if e != END:
             by_source.setdefault(s, []).append(e)
+    for ends in by_source.values():
+        if len(ends) > 1:
+            ends.sort()  # (each source's targets in name order: sorting the edges does that too)
 
     def edge_writes(source: str) -> list[tuple[str, Any]]:
-        writes: list[tuple[str, Any]] = [
-            (BRANCH_PREFIX + e, None) for e in by_source.get(source, ())
-        ]
-        writes.extend(joins.get(source, []))
+        ends = by_source.get(source)
+        writes: list[tuple[str, Any]] = [(BRANCH_PREFIX + e, None) for e in ends] if ends else []
+        joined = joins.get(source)
+        if joined:
+            writes.extend(joined)
         return writes
 
     def branch_writers(source: str, state_mapper: Any) -> list[Writer]:
@@ -153,11 +157,14 @@ def compile_graph(
         )
     }
     defaults = builder._node_defaults
+    default_timeout: Any = MISSING  # (coerced once, when a node without its own needs it)
     found: dict[int, list[Any]] = {}  # id of a node function -> the subgraphs it reaches
     for node, spec in builder.nodes.items():
         info = builder.schemas[spec.input_schema]
         reads: Any = ROOT if info.is_root else tuple(info.channels)
         is_graph = isinstance(spec.raw, Pregel)
+        if default_timeout is MISSING and not spec.timeout:
+            default_timeout = _coerce_timeout(defaults.get("timeout"))
         pn = PregelNode(
             triggers=triggers[node],
             channels=reads,
@@ -170,7 +177,7 @@ def compile_graph(
             mapper=make_mapper(info),
             retry_policy=spec.retry_policy or defaults.get("retry_policy"),
             cache_policy=spec.cache_policy or defaults.get("cache_policy"),
-            timeout=spec.timeout or _coerce_timeout(defaults.get("timeout")),
+            timeout=spec.timeout or default_timeout,
             metadata=spec.metadata,
             name=node,
             subgraphs=[spec.raw] if is_graph else _subgraphs(spec, found),
