@@ -111,11 +111,13 @@ def derived(fn: Any, compute: Callable[[Any], T]) -> T:
 
 def _forget(key: int) -> Callable[[Any], None]:
     """The callback dropping ``key``'s entry when its function dies (unless the id was
-    reused by a function entered since)."""
+    reused by a function entered since). It holds the table itself: at interpreter exit
+    module globals may already be cleared when the last functions die."""
+    table = _DERIVED
 
     def forget(ref: Any) -> None:
-        entry = _DERIVED.get(key)
+        entry = table.get(key)
         if entry is not None and entry[0] is ref:
-            _DERIVED.pop(key, None)
+            table.pop(key, None)
 
     return forget
