@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Callable
+from types import FunctionType
 from typing import TYPE_CHECKING, Any
 
 from stepgraph._introspect import derived, signature
@@ -231,6 +232,8 @@ def _is_runnable(obj: Any) -> bool:
 
 def coerce_callable(obj: Any, name: str | None = None) -> NodeFunction | RunnableNode:
     """Wrap a node body: runnables keep their ``invoke``; anything else must be callable."""
+    if type(obj) is FunctionType:  # (most bodies: a plain function's class has no ``invoke``)
+        return NodeFunction(obj, name)
     if isinstance(obj, (NodeFunction, RunnableNode)):
         return obj
     if _is_runnable(obj):

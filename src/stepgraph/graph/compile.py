@@ -159,22 +159,32 @@ def compile_graph(
     defaults = builder._node_defaults
     default_timeout: Any = MISSING  # (coerced once, when a node without its own needs it)
     found: dict[int, list[Any]] = {}  # id of a node function -> the subgraphs it reaches
+    # What nodes with one input schema share (immutable): read keys, mapper, managed keys.
+    by_schema: dict[int, tuple[Any, Any, tuple[str, ...]]] = {}
+    writers = (
+        StateUpdateWriter(keyset, managed, is_root),  # (no state: one serves every node)
+        StateUpdateWriter(keyset, managed, is_root, lenient=True),
+    )
+    branches = builder.branches
     for node, spec in builder.nodes.items():
         info = builder.schemas[spec.input_schema]
-        reads: Any = ROOT if info.is_root else tuple(info.channels)
+        shared = by_schema.get(id(info))
+        if shared is None:
+            reads: Any = ROOT if info.is_root else tuple(info.channels)
+            shared = by_schema[id(info)] = (reads, make_mapper(info), tuple(info.managed))
         is_graph = isinstance(spec.raw, Pregel)
         if default_timeout is MISSING and not spec.timeout:
             default_timeout = _coerce_timeout(defaults.get("timeout"))
         pn = PregelNode(
             triggers=triggers[node],
-            channels=reads,
+            channels=shared[0],
             bound=spec.runnable,
             writers=[
-                StateUpdateWriter(keyset, managed, is_root, lenient=is_graph),
+                writers[1 if is_graph else 0],
                 EdgeWriter(edge_writes(node)),
-                *branch_writers(node, state_mapper),
+                *(branch_writers(node, state_mapper) if node in branches else ()),
             ],
-            mapper=make_mapper(info),
+            mapper=shared[1],
             retry_policy=spec.retry_policy or defaults.get("retry_policy"),
             cache_policy=spec.cache_policy or defaults.get("cache_policy"),
             timeout=spec.timeout or default_timeout,
@@ -183,7 +193,7 @@ def compile_graph(
             subgraphs=[spec.raw] if is_graph else _subgraphs(spec, found),
             trace_policy=spec.trace_policy,
         )
-        pn.managed_keys = tuple(info.managed)
+        pn.managed_keys = shared[2]
         handler = spec.error_handler or defaults.get("error_handler")
         if handler is not None:
             pn.error_handler = (
