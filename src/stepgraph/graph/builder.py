@@ -7,14 +7,13 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, get_args, get_origin
 
 from typing_extensions import Unpack
 
-from stepgraph._gc import collector_paused
 from stepgraph._introspect import derived, type_hints
 from stepgraph._logs import LazyLogger
 from stepgraph.constants import END, NS_END, NS_SEP, START
 from stepgraph.engine.callable import callable_name, coerce_callable
 from stepgraph.errors import GraphDefinitionError, refuse_kwargs
 from stepgraph.graph.branch import BranchSpec
-from stepgraph.graph.compile import compile_graph
+from stepgraph.graph.compile import collector_paused, compile_graph
 from stepgraph.graph.state_schema import (
     SchemaInfo,
     input_schema_of,

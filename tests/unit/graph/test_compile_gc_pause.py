@@ -1,4 +1,4 @@
-"""``stepgraph._gc.collector_paused``: compiling runs with the cyclic collector paused and
+"""``stepgraph.graph.compile.collector_paused``: compiling runs with the cyclic collector paused and
 leaves it as it found it."""
 
 from __future__ import annotations
@@ -6,8 +6,8 @@ from __future__ import annotations
 import gc
 from typing import TypedDict
 
-from stepgraph._gc import collector_paused
 from stepgraph.graph import END, START, StateGraph
+from stepgraph.graph.compile import collector_paused
 
 
 class S(TypedDict):
