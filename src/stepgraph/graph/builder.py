@@ -194,14 +194,14 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
             input_schema = input_schema_of(action)
         elif ends is None:
             ends = _command_ends(action)
-        if input_schema is not None:
+        if input_schema is not None and input_schema not in self.schemas:
             self._add_schema(input_schema)
 
         self.nodes[name] = StateNodeSpec(
             runnable=runnable, metadata=metadata, input_schema=input_schema or self.state_schema,
             retry_policy=retry_policy, cache_policy=cache_policy, ends=ends, defer=defer,
-            timeout=TimeoutPolicy.coerce(timeout), error_handler=error_handler, raw=action,
-            trace_policy=trace_policy,
+            timeout=None if timeout is None else TimeoutPolicy.coerce(timeout),
+            error_handler=error_handler, raw=action, trace_policy=trace_policy,
         )
         return self
 
