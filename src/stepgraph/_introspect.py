@@ -28,7 +28,12 @@ _SIGNATURES: weakref.WeakKeyDictionary[Any, tuple[_Key, inspect.Signature]] = (
 _HINTS: weakref.WeakKeyDictionary[Any, dict[bool, tuple[_Key, dict[str, Any]]]] = (
     weakref.WeakKeyDictionary()
 )
-_DERIVED: weakref.WeakKeyDictionary[Any, dict[Any, tuple[_Key, Any]]] = weakref.WeakKeyDictionary()
+_Facts = tuple["weakref.ref[Any]", _Key, dict[Any, Any]]
+_DERIVED: dict[int, _Facts] = {}
+"""``id(fn)`` -> (a weak reference to ``fn``, its stamp, ``compute`` -> value). Keyed by
+id, not by a ``WeakKeyDictionary``: a lookup makes no weak reference (adding a node looks a
+function up four times). The reference tells a reused id apart; its callback drops the
+entry when the function dies."""
 
 
 def _stamp(fn: types.FunctionType) -> _Key:
@@ -79,14 +84,40 @@ def derived(fn: Any, compute: Callable[[Any], T]) -> T:
     An exception is not remembered; other callables are computed every time."""
     if type(fn) is not types.FunctionType:
         return compute(fn)
-    stamp = _stamp(fn)
-    entries = _DERIVED.get(fn)
-    if entries is not None:
-        hit = entries.get(compute)
-        if hit is not None and _same(hit[0], stamp):
-            return hit[1]  # type: ignore[no-any-return]
+    key = id(fn)
+    entry = _DERIVED.get(key)
+    if entry is not None:
+        ref, stamp, values = entry
+        d = fn.__dict__
+        if (  # (``_same(stamp, _stamp(fn))``, inlined: no tuple made on a hit)
+            ref() is fn
+            and stamp[0] is fn.__code__
+            and stamp[1] is fn.__defaults__
+            and stamp[2] is fn.__kwdefaults__
+            and stamp[3] is fn.__annotations__
+            and stamp[4] is d.get("__signature__")
+            and stamp[5] is d.get("__wrapped__")
+        ):
+            if compute in values:
+                return values[compute]  # type: ignore[no-any-return]
+        else:
+            entry = None  # another function's (a reused id) or a changed one: start over
     value = compute(fn)
-    if entries is None:
-        entries = _DERIVED[fn] = {}
-    entries[compute] = (stamp, value)
+    if entry is None:
+        entry = _DERIVED[key] = (weakref.ref(fn, _forget(key)), _stamp(fn), {})
+    entry[2][compute] = value
     return value
+
+
+def _forget(key: int) -> Callable[[Any], None]:
+    """The callback dropping ``key``'s entry when its function dies (unless the id was
+    reused by a function entered since). It holds the table itself: at interpreter exit
+    module globals may already be cleared when the last functions die."""
+    table = _DERIVED
+
+    def forget(ref: Any) -> None:
+        entry = table.get(key)
+        if entry is not None and entry[0] is ref:
+            table.pop(key, None)
+
+    return forget

@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Callable
+from types import FunctionType
 from typing import TYPE_CHECKING, Any
 
 from stepgraph._introspect import derived, signature
@@ -80,6 +81,14 @@ def _inject_plan(func: Callable[..., Any]) -> _Plan:
     return takes_input, tuple(injected), tuple(required), config_annotation
 
 
+_EMPTY = inspect.Parameter.empty
+
+
+def _call_plan(func: Callable[..., Any]) -> tuple[bool, bool, tuple[str, ...], tuple[str, ...], Any]:
+    """``(is_async, *_inject_plan(func))``: what ``NodeFunction`` reads, derived at once."""
+    return (is_async_callable(func), *_inject_plan(func))
+
+
 def _is_config_type(annotation: Any) -> bool:
     """``RunnableConfig`` (stepgraph's or langchain's), optionally ``| None``/``Optional``."""
     if isinstance(annotation, str):
@@ -122,11 +131,11 @@ class NodeFunction:
     def __init__(self, func: Callable[..., Any], name: str | None = None) -> None:
         self.func = func
         self.name = name or callable_name(func)
-        self.is_async = derived(func, is_async_callable)
-        self.takes_input, self.inject, self.required, config_annotation = derived(
-            func, _inject_plan
+        self.is_async, self.takes_input, self.inject, self.required, config_annotation = (
+            derived(func, _call_plan)
         )
-        _check_config_annotation(config_annotation)
+        if config_annotation is not _EMPTY:
+            _check_config_annotation(config_annotation)
 
     def __repr__(self) -> str:
         return f"NodeFunction({self.name})"
@@ -223,6 +232,8 @@ def _is_runnable(obj: Any) -> bool:
 
 def coerce_callable(obj: Any, name: str | None = None) -> NodeFunction | RunnableNode:
     """Wrap a node body: runnables keep their ``invoke``; anything else must be callable."""
+    if type(obj) is FunctionType:  # (most bodies: a plain function's class has no ``invoke``)
+        return NodeFunction(obj, name)
     if isinstance(obj, (NodeFunction, RunnableNode)):
         return obj
     if _is_runnable(obj):

@@ -24,7 +24,7 @@ from stepgraph.engine.gate import RunAbandoned, RunStopped
 from stepgraph.engine.policy import perform, run_inline
 from stepgraph.engine.runner import run_task_sync
 from stepgraph.engine.timetravel import load_saved
-from stepgraph.engine.workers import step_crew
+from stepgraph.engine.workers import Ticket, step_crew
 
 if TYPE_CHECKING:
     from stepgraph.engine.gate import Gate
@@ -143,6 +143,14 @@ def _run_gated(loop: RunLoop, task: Task, writer: SyncWriter, gate: Gate) -> Non
         perform(effects, loop, writer)
 
 
+def _revoke(tickets: list[Ticket]) -> None:
+    """Every task of the step is done: a helper job no worker has taken yet would find
+    nothing to do. Revoked, its worker counts as free at once (not only once it gets the
+    GIL), so the next step of several tasks reuses it instead of starting another thread."""
+    for ticket in tickets:
+        step_crew.revoke(ticket)
+
+
 def _run_step(
     loop: RunLoop,
     tasks: list[Task],
@@ -174,6 +182,7 @@ def _run_step(
     caller_runs = not live and not streaming and step_timeout is None
     deadline = time.monotonic() + step_timeout if step_timeout else None
     spare = min(len(tasks), limit) - (1 if caller_runs else 0)  # helpers still to start
+    tickets: list[Ticket] = []  # the helpers' jobs (``list.append`` is atomic)
     start = step_crew.start
 
     def work(helper: bool, wake: bool) -> None:
@@ -188,7 +197,7 @@ def _run_step(
                 # The next helper is started before this one takes a task, so it takes the
                 # earlier one: tasks start in their order (a step of quick tasks streams its
                 # updates in task order, as when each was submitted to a pool in turn).
-                start(join)
+                tickets.append(start(join))
                 helper = False
             with lock:
                 if not queue:
@@ -208,7 +217,7 @@ def _run_step(
 
     if spare > 0:
         spare -= 1
-        start(join)
+        tickets.append(start(join))
     if caller_runs:
         work(False, False)
     finished = 0
@@ -233,5 +242,6 @@ def _run_step(
                 queue.clear()
             raise TimeoutError("Timed out")
         event.clear()
+    _revoke(tickets)
     if failed:
         raise failed[0]

@@ -158,7 +158,7 @@ class PregelNode:
         self.tags = list(tags or ())
         self.hidden = TAG_HIDDEN in self.tags
         self.subgraphs = list(subgraphs)
-        self.is_async = any(b.is_async for b in self.bound) or any(w.is_async for w in self.writers)
+        self.is_async = _any_async(self.bound) or _any_async(self.writers)
         self.error_handler: Any = None
         """``(handler, writer)`` run instead of failing, or ``None``."""
         self.managed_keys: tuple[str, ...] = ()
@@ -180,6 +180,14 @@ class PregelNode:
         for key, value in changes.items():
             setattr(new, key, value)
         return new
+
+
+def _any_async(parts: Sequence[Any]) -> bool:
+    """Whether a body or writer is async (a loop: no generator made per node)."""
+    for part in parts:
+        if part.is_async:
+            return True
+    return False
 
 
 class NodeBuilder:

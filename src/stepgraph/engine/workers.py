@@ -46,33 +46,62 @@ class Crew:
         """Jobs queued while every worker was busy and no more could be started."""
         self._threads: list[threading.Thread] = []
 
-    def start(self, fn: Callable[[], Callable[[], object] | None]) -> None:
+    def start(self, fn: Callable[[], Callable[[], object] | None]) -> Ticket:
         """Run ``fn()`` on a worker thread (a free one, a new one, or the next one free).
 
         What ``fn`` returns, if not ``None``, is called once the worker counts as free again
-        (a hand-off of the result: the next job of whoever it wakes reuses this worker)."""
+        (a hand-off of the result: the next job of whoever it wakes reuses this worker).
+        The ticket returned can ``revoke`` the job while no worker has taken it."""
         thread = None
         with self._lock:
             if self._free:
                 self._free -= 1
+                backlog = False
             elif len(self._threads) < pool.max_threads():
                 thread = threading.Thread(
                     target=self._work, name=f"{self._name}-{len(self._threads)}", daemon=True
                 )
                 self._threads.append(thread)
+                backlog = False
             else:
                 self._backlog += 1
-        self._jobs.put(fn)
+                backlog = True
+        ticket: Ticket = [fn, backlog]
+        self._jobs.put(ticket)
         if thread is not None:
             thread.start()
+        return ticket
+
+    def revoke(self, ticket: Ticket) -> bool:
+        """Drop a job no worker has taken yet (True), else do nothing (False).
+
+        A job whose work is already done elsewhere (a step whose caller ran every task
+        before the helper it started got the GIL) would otherwise keep its worker counted
+        busy until that worker runs it, and the next step would start one more thread. The
+        ticket stays queued; the worker that takes it goes back to waiting."""
+        with self._lock:
+            if ticket[0] is None:
+                return False
+            ticket[0] = None
+            if ticket[1] and self._backlog:
+                self._backlog -= 1  # (a backlog job no finishing worker has claimed yet)
+            else:
+                # The worker counted for it (or one that finished since and claimed the
+                # backlog) is free again: whichever takes the ticket skips it.
+                self._free += 1
+            return True
 
     def _work(self) -> None:
         get = self._jobs.get
         lock = self._lock
         while True:
-            fn = get()
-            if fn is None:
+            ticket = get()
+            if ticket is None:
                 return
+            with lock:
+                fn, ticket[0] = ticket[0], None  # (taken: ``revoke`` leaves it alone)
+            if fn is None:
+                continue  # revoked: counted free (or not owed) already
             then = None
             try:
                 then = fn()
@@ -101,6 +130,10 @@ class Crew:
         for thread in threads:
             if thread.is_alive() and thread is not threading.current_thread():
                 thread.join()
+
+
+Ticket = list[Any]
+"""``[the job, or None once taken or revoked, whether it was queued as backlog]``."""
 
 
 def _report() -> None:

@@ -13,8 +13,13 @@ from stepgraph.constants import END, NS_END, NS_SEP, START
 from stepgraph.engine.callable import callable_name, coerce_callable
 from stepgraph.errors import GraphDefinitionError, refuse_kwargs
 from stepgraph.graph.branch import BranchSpec
-from stepgraph.graph.compile import compile_graph
-from stepgraph.graph.state_schema import SchemaInfo, input_schema_of, merge_channel
+from stepgraph.graph.compile import collector_paused, compile_graph
+from stepgraph.graph.state_schema import (
+    SchemaInfo,
+    input_schema_of,
+    merge_channel,
+    read_input_schema,
+)
 from stepgraph.graph.validate import validate_builder
 from stepgraph.types import All, Checkpointer, Command, TimeoutPolicy
 from stepgraph.typing import ContextT, DeprecatedKwargs, InputT, OutputT, StateT
@@ -182,19 +187,21 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
             if ch in name:
                 raise ValueError(f"'{ch}' is a reserved character and is not allowed in the node names.")
         runnable = coerce_callable(action, name)
-        if input_schema is None:
-            input_schema = input_schema_of(action)
-        if input_schema is not None:
-            self._add_schema(input_schema)
         ends: Any = destinations
-        if ends is None:
+        if input_schema is None and ends is None:
+            input_schema, ends = _node_facts(action)
+        elif input_schema is None:
+            input_schema = input_schema_of(action)
+        elif ends is None:
             ends = _command_ends(action)
+        if input_schema is not None and input_schema not in self.schemas:
+            self._add_schema(input_schema)
 
         self.nodes[name] = StateNodeSpec(
             runnable=runnable, metadata=metadata, input_schema=input_schema or self.state_schema,
             retry_policy=retry_policy, cache_policy=cache_policy, ends=ends, defer=defer,
-            timeout=TimeoutPolicy.coerce(timeout), error_handler=error_handler, raw=action,
-            trace_policy=trace_policy,
+            timeout=None if timeout is None else TimeoutPolicy.coerce(timeout),
+            error_handler=error_handler, raw=action, trace_policy=trace_policy,
         )
         return self
 
@@ -288,11 +295,12 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
         stream transformer factories of its ``stream_events(version="v3")`` runs. Any other
         keyword argument is refused (``UnsupportedArgumentError``, SG311)."""
         refuse_kwargs("compile()", kwargs)
-        graph = compile_graph(
-            self, checkpointer=checkpointer, cache=cache, store=store,
-            interrupt_before=interrupt_before, interrupt_after=interrupt_after, debug=debug,
-            name=name,
-        )
+        with collector_paused():  # (every object it makes lives as long as the graph)
+            graph = compile_graph(
+                self, checkpointer=checkpointer, cache=cache, store=store,
+                interrupt_before=interrupt_before, interrupt_after=interrupt_after, debug=debug,
+                name=name,
+            )
         if transformers:
             graph.stream_transformers = tuple(transformers)
         return graph
@@ -315,6 +323,20 @@ def _legacy_node_kwargs(kwargs: dict[str, Any], input_schema: Any, retry_policy:
 
 def _refuse_unknown(where: str, kwargs: dict[str, Any], handled: tuple[str, ...] = ()) -> None:
     refuse_kwargs(where, {k: v for k, v in kwargs.items() if k not in handled})
+
+
+def _node_facts(action: Any) -> tuple[Any, tuple[str, ...] | None]:
+    """``(input_schema_of(action), _command_ends(action))`` in one remembered lookup (the
+    usual ``add_node``); if either fails, each is read on its own (a failure gives ``None``
+    and is not remembered)."""
+    try:
+        return derived(action, _schema_and_targets)
+    except Exception:
+        return input_schema_of(action), _command_ends(action)
+
+
+def _schema_and_targets(action: Any) -> tuple[Any, tuple[str, ...] | None]:
+    return read_input_schema(action), _command_targets(action)
 
 
 def _command_ends(action: Any) -> tuple[str, ...] | None:

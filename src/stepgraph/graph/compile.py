@@ -7,6 +7,10 @@ the input onto state keys. Routers run as writers of their source node.
 
 from __future__ import annotations
 
+import gc
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from stepgraph._updates import update_as_tuples
@@ -16,7 +20,7 @@ from stepgraph.channels import (
     NamedBarrierValue,
     NamedBarrierValueAfterFinish,
 )
-from stepgraph.constants import BRANCH_PREFIX, END, JOIN_PREFIX, ROOT, START, TAG_HIDDEN
+from stepgraph.constants import BRANCH_PREFIX, END, JOIN_PREFIX, MISSING, ROOT, START, TAG_HIDDEN
 from stepgraph.engine.callable import NodeFunction
 from stepgraph.engine.node import PregelNode, Writer
 from stepgraph.errors import InvalidUpdateError
@@ -114,15 +118,19 @@ def compile_graph(
             joins.setdefault(start, []).append((chan, start))
 
     by_source: dict[str, list[str]] = {}
-    for s, e in sorted(builder.edges):
+    for s, e in builder.edges:
         if e != END:
             by_source.setdefault(s, []).append(e)
+    for ends in by_source.values():
+        if len(ends) > 1:
+            ends.sort()  # (each source's targets in name order: sorting the edges does that too)
 
     def edge_writes(source: str) -> list[tuple[str, Any]]:
-        writes: list[tuple[str, Any]] = [
-            (BRANCH_PREFIX + e, None) for e in by_source.get(source, ())
-        ]
-        writes.extend(joins.get(source, []))
+        ends = by_source.get(source)
+        writes: list[tuple[str, Any]] = [(BRANCH_PREFIX + e, None) for e in ends] if ends else []
+        joined = joins.get(source)
+        if joined:
+            writes.extend(joined)
         return writes
 
     def branch_writers(source: str, state_mapper: Any) -> list[Writer]:
@@ -153,28 +161,43 @@ def compile_graph(
         )
     }
     defaults = builder._node_defaults
+    default_timeout: Any = MISSING  # (coerced once, when a node without its own needs it)
+    found: dict[int, list[Any]] = {}  # id of a node function -> the subgraphs it reaches
+    # What nodes with one input schema share (immutable): read keys, mapper, managed keys.
+    by_schema: dict[int, tuple[Any, Any, tuple[str, ...]]] = {}
+    writers = (
+        StateUpdateWriter(keyset, managed, is_root),  # (no state: one serves every node)
+        StateUpdateWriter(keyset, managed, is_root, lenient=True),
+    )
+    branches = builder.branches
     for node, spec in builder.nodes.items():
         info = builder.schemas[spec.input_schema]
-        reads: Any = ROOT if info.is_root else tuple(info.channels)
+        shared = by_schema.get(id(info))
+        if shared is None:
+            reads: Any = ROOT if info.is_root else tuple(info.channels)
+            shared = by_schema[id(info)] = (reads, make_mapper(info), tuple(info.managed))
+        is_graph = isinstance(spec.raw, Pregel)
+        if default_timeout is MISSING and not spec.timeout:
+            default_timeout = _coerce_timeout(defaults.get("timeout"))
         pn = PregelNode(
             triggers=triggers[node],
-            channels=reads,
+            channels=shared[0],
             bound=spec.runnable,
             writers=[
-                StateUpdateWriter(keyset, managed, is_root, lenient=isinstance(spec.raw, Pregel)),
+                writers[1 if is_graph else 0],
                 EdgeWriter(edge_writes(node)),
-                *branch_writers(node, state_mapper),
+                *(branch_writers(node, state_mapper) if node in branches else ()),
             ],
-            mapper=make_mapper(info),
+            mapper=shared[1],
             retry_policy=spec.retry_policy or defaults.get("retry_policy"),
             cache_policy=spec.cache_policy or defaults.get("cache_policy"),
-            timeout=spec.timeout or _coerce_timeout(defaults.get("timeout")),
+            timeout=spec.timeout or default_timeout,
             metadata=spec.metadata,
             name=node,
-            subgraphs=_subgraphs(spec),
+            subgraphs=[spec.raw] if is_graph else _subgraphs(spec, found),
             trace_policy=spec.trace_policy,
         )
-        pn.managed_keys = tuple(info.managed)
+        pn.managed_keys = shared[2]
         handler = spec.error_handler or defaults.get("error_handler")
         if handler is not None:
             pn.error_handler = (
@@ -223,10 +246,46 @@ def _coerce_timeout(value: Any) -> Any:
     return TimeoutPolicy.coerce(value)
 
 
-def _subgraphs(spec: Any) -> list[Any]:
+def _subgraphs(spec: Any, found: dict[int, list[Any]]) -> list[Any]:
+    """The graphs a function node reaches; ``found`` remembers them per function for the
+    compile (a function added as many nodes is scanned once; ``PregelNode`` copies the list,
+    so each node gets its own)."""
+    if not isinstance(spec.runnable, NodeFunction):
+        return []
     raw = spec.raw
-    if isinstance(raw, Pregel):
-        return [raw]
-    if isinstance(spec.runnable, NodeFunction):
-        return find_subgraphs(raw)
-    return []
+    graphs = found.get(id(raw))
+    if graphs is None:
+        graphs = found[id(raw)] = find_subgraphs(raw)
+    return graphs
+
+
+# -- the cyclic garbage collector, paused while a graph is compiled ----------------------------
+# Compiling makes several container objects per node (the node, its writers, its channels,
+# their tuples and lists), all alive as long as the compiled graph: every collection these
+# allocations trigger walks them and frees nothing (on a 1000-node graph, a sixth of the
+# compile). ``collector_paused()`` disables the collector if it was enabled; the last compile
+# under way (threads) enables it again, and the collections it owes run at the next
+# allocations. Garbage made meanwhile is only collected later, never lost. (A
+# ``gc.disable()`` made by another thread during a compile is undone with it.)
+_pause_lock = threading.Lock()
+_paused = [0, False]
+"""``[compiles under way, whether the first of them disabled the collector]``."""
+
+
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """Run the ``with`` block with the cyclic garbage collector paused (see above)."""
+    with _pause_lock:
+        if _paused[0] == 0:
+            _paused[1] = gc.isenabled()
+            if _paused[1]:
+                gc.disable()
+        _paused[0] += 1
+    try:
+        yield
+    finally:
+        with _pause_lock:
+            _paused[0] -= 1
+            if _paused[0] == 0 and _paused[1]:
+                _paused[1] = False
+                gc.enable()

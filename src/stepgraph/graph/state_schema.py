@@ -196,12 +196,13 @@ def make_mapper(info: SchemaInfo) -> Callable[[dict[str, Any]], Any] | None:
 def input_schema_of(fn: Any) -> Any | None:
     """The class annotating a function's first parameter, if it has annotated fields."""
     try:
-        return derived(fn, _input_schema)
+        return derived(fn, read_input_schema)
     except Exception:  # a failure is not remembered: a forward reference may resolve later
         return None
 
 
-def _input_schema(fn: Any) -> Any | None:
+def read_input_schema(fn: Any) -> Any | None:
+    """``input_schema_of`` read afresh: what reading the hints raises is raised."""
     target = fn
     if not (inspect.isfunction(target) or inspect.ismethod(target)):
         target = getattr(fn, "__call__", fn)  # noqa: B004

@@ -32,9 +32,22 @@ message_id = attrgetter("id")
 """The id of a normalized message."""
 
 
+_REMOVES: dict[type, bool] = {}
+"""Message classes met before -> whether they are ``RemoveMessage`` (a pydantic class check
+costs more than the rest of a merge of one message)."""
+
+
 def is_remove(message: Any) -> bool:
     """True if ``message`` is langchain-core's ``RemoveMessage``."""
-    return isinstance(message, RemoveMessage)
+    cls = type(message)
+    found = _REMOVES.get(cls)
+    if found is None:
+        found = isinstance(message, RemoveMessage)
+        # (remembered per class only when the class answers for its instances: a mock's
+        # ``__class__`` may claim another)
+        if len(_REMOVES) < 64 and found == issubclass(cls, RemoveMessage):
+            _REMOVES[cls] = found
+    return found
 
 
 def _coerce(message: Any) -> BaseMessage:
@@ -69,7 +82,7 @@ def normalize(items: Iterable[Any]) -> tuple[list[BaseMessage], list[str]]:
     msgs: list[BaseMessage] = []
     ids: list[str] = []
     for m in items:
-        if type(m) is dict or not isinstance(m, BaseMessage):
+        if type(m) is dict or (type(m) not in _PLAIN and not isinstance(m, BaseMessage)):
             m = _coerce(m)
         if type(m) in _PLAIN:
             pass  # (a class met before, not a chunk: no ABC check)

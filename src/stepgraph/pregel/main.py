@@ -152,17 +152,27 @@ class Pregel(PregelAPI[StateT, ContextT, InputT, OutputT], StateAPI, EventsAPI, 
     def delta_keys(self) -> tuple[str, ...]:
         """The channels that are ``DeltaChannel``s (stored as writes, rebuilt on restore)."""
         if self._delta_keys is None:
-            self._delta_keys = tuple(
-                k for k, ch in self.channels.items() if isinstance(ch, DeltaChannel)
-            )
+            is_delta: dict[type, bool] = {}  # (an ABC check per class, not per channel)
+            keys = []
+            for k, ch in self.channels.items():
+                found = is_delta.get(type(ch))
+                if found is None:
+                    found = is_delta[type(ch)] = isinstance(ch, DeltaChannel)
+                if found:
+                    keys.append(k)
+            self._delta_keys = tuple(keys)
         return self._delta_keys
 
     def channel_kinds(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """(volatile, finishable) channel names: the only ones visited on steps nobody wrote."""
         if self._kinds is None:
             volatile, finishable = [], []
+            is_channel: dict[type, bool] = {}  # (an ABC check per class, not per channel)
             for key, ch in self.channels.items():
-                kind = ch.idle_kind() if isinstance(ch, BaseChannel) else "unknown"
+                known = is_channel.get(type(ch))
+                if known is None:
+                    known = is_channel[type(ch)] = isinstance(ch, BaseChannel)
+                kind = ch.idle_kind() if known else "unknown"
                 if kind in ("volatile", "unknown"):
                     volatile.append(key)
                 if kind in ("finish", "unknown"):

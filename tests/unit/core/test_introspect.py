@@ -86,3 +86,39 @@ def test_a_failed_derivation_is_not_remembered() -> None:
     except NameError:
         pass
     assert _introspect.derived(g, flaky) == "ok" and len(attempts) == 2
+
+
+def test_a_dead_function_is_forgotten_and_its_id_not_trusted() -> None:
+    import gc
+
+    def make() -> object:
+        def h(x: int) -> int:
+            return x
+
+        return h
+
+    fn = make()
+    assert _introspect.derived(fn, lambda f: f.__name__) == "h"
+    key = id(fn)
+    assert key in _introspect._DERIVED
+    del fn
+    gc.collect()
+    assert key not in _introspect._DERIVED  # (the weak reference's callback dropped it)
+
+
+def test_another_function_at_a_reused_id_is_computed_anew() -> None:
+    def a(x: int) -> int:
+        return x
+
+    def b(y: int) -> int:
+        return y
+
+    def first_param(fn: object) -> str:
+        return next(iter(inspect.signature(fn).parameters))  # type: ignore[arg-type]
+
+    assert _introspect.derived(a, first_param) == "x"
+    # an entry whose weak reference names another function is not used for this one
+    ref, stamp, values = _introspect._DERIVED[id(a)]
+    _introspect._DERIVED[id(b)] = (ref, stamp, values)
+    assert _introspect.derived(b, first_param) == "y"
+    assert _introspect.derived(a, first_param) == "x"

@@ -112,3 +112,102 @@ def test_a_forked_child_starts_without_workers() -> None:
         os._exit(0 if ok and ran.wait(5) else 1)
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
+
+
+def _settle(crew: Crew, free: int, backlog: int = 0) -> None:
+    for _ in range(2000):
+        with crew._lock:
+            if (crew._free, crew._backlog) == (free, backlog):
+                return
+        threading.Event().wait(0.001)
+    raise AssertionError(f"crew never reached free={free}, backlog={backlog}")
+
+
+def test_a_revoked_job_never_runs_and_its_worker_is_free_at_once() -> None:
+    crew = Crew("test-crew")
+    blocker = threading.Event()
+    started = threading.Event()
+
+    def hold() -> None:
+        started.set()
+        blocker.wait(5)
+
+    crew.start(hold)
+    assert started.wait(5)
+    ran: list[str] = []
+    # the only worker is busy and may start more: a second job gets a new thread
+    ticket = crew.start(lambda: ran.append("revoked"))
+    # (the new thread may already have taken it: then revoking does nothing)
+    if crew.revoke(ticket):
+        assert crew.revoke(ticket) is False  # once only
+    blocker.set()
+    _settle(crew, 2)
+    done = threading.Event()
+    crew.start(done.set)  # a free worker takes it; no third thread
+    assert done.wait(5)
+    _settle(crew, 2)
+    assert len(crew._threads) == 2
+    assert ran in ([], ["revoked"])
+    crew.stop()
+
+
+def test_a_taken_job_cannot_be_revoked() -> None:
+    crew = Crew("test-crew")
+    done = threading.Event()
+    ticket = crew.start(done.set)
+    assert done.wait(5)
+    assert crew.revoke(ticket) is False
+    _settle(crew, 1)
+    crew.stop()
+
+
+def test_revoking_backlog_jobs_keeps_the_counts(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("STEPGRAPH_MAX_THREADS", "1")
+    crew = Crew("test-crew")
+    gate = threading.Event()
+    started = threading.Event()
+
+    def hold() -> None:
+        started.set()
+        gate.wait(5)
+
+    crew.start(hold)
+    assert started.wait(5)
+    ran: list[int] = []
+    backlog = [crew.start(lambda i=i: ran.append(i)) for i in range(3)]
+    assert crew._backlog == 3
+    assert crew.revoke(backlog[0]) and crew.revoke(backlog[2])
+    assert crew._backlog == 1
+    gate.set()
+    _settle(crew, 1)
+    assert ran == [1]
+    crew.stop()
+
+
+def test_a_backlog_job_revoked_after_a_worker_claimed_it_frees_that_worker(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("STEPGRAPH_MAX_THREADS", "1")
+    crew = Crew("test-crew")
+    gate = threading.Event()
+    started = threading.Event()
+
+    def hold() -> None:
+        started.set()
+        gate.wait(5)
+
+    crew.start(hold)
+    assert started.wait(5)
+    ticket = crew.start(lambda: None)
+    # what a finishing worker does first: it claims the backlog job (not free yet)
+    with crew._lock:
+        crew._backlog -= 1
+        claimed = True
+    assert claimed and crew._backlog == 0
+    assert crew.revoke(ticket)
+    assert (crew._free, crew._backlog) == (1, 0)
+    with crew._lock:  # (undo the simulated claim: the worker will count itself free)
+        crew._free -= 1
+    gate.set()
+    _settle(crew, 1)
+    crew.stop()

@@ -202,3 +202,23 @@ def test_known_history_still_coerces_what_it_must():
     history = [HumanMessage("x", id="7"), AIMessage("y", id="8")]
     out = add_messages(history, AIMessage("z", id="9"))
     assert out is not history and len(history) == 2 and [m.id for m in out] == ["7", "8", "9"]
+
+
+def test_remove_message_subclasses_and_impostors_are_told_apart():
+    """Whether a message removes is answered per class once; a subclass of RemoveMessage
+    removes, and a mock claiming the class is asked every time (never remembered)."""
+    from unittest.mock import MagicMock
+
+    from stepgraph.messages import _lc
+
+    class MyRemove(LCRemoveMessage):
+        pass
+
+    base = [HumanMessage("a", id="1"), AIMessage("b", id="2")]
+    assert add_messages(base, MyRemove(id="1")) == [AIMessage("b", id="2")]
+    assert add_messages(base, MyRemove(id="2")) == [HumanMessage("a", id="1")]
+    assert _lc.is_remove(MyRemove(id="3")) and not _lc.is_remove(AIMessage("c", id="3"))
+    fake = MagicMock(spec=LCRemoveMessage)
+    assert _lc.is_remove(fake)
+    assert type(fake) not in _lc._REMOVES
+    assert not _lc.is_remove(MagicMock())

@@ -108,3 +108,18 @@ def test_compiled_node_exposes_what_was_found() -> None:
     held = Holder(_graph("child"))
     builder = StateGraph(dict).add_node("n", lambda s: held.value.invoke(s)).add_edge(START, "n")
     assert [g.name for g in builder.compile().nodes["n"].subgraphs] == ["child"]
+
+
+def test_a_function_added_as_several_nodes_gives_each_node_its_own_list() -> None:
+    sub = _graph("shared-sub")
+
+    def call(s: Any) -> Any:
+        return sub.invoke(s)
+
+    b = StateGraph(dict).add_node("a", call).add_node("b", call)
+    b.add_node("plain", lambda s: s).add_node("graph", sub)
+    b.add_edge(START, "a").add_edge("a", "b").add_edge("b", "plain").add_edge("plain", "graph")
+    nodes = b.compile().nodes
+    assert nodes["a"].subgraphs == [sub] and nodes["b"].subgraphs == [sub]
+    assert nodes["a"].subgraphs is not nodes["b"].subgraphs
+    assert nodes["plain"].subgraphs == [] and nodes["graph"].subgraphs == [sub]
