@@ -155,8 +155,8 @@ def put_writes(
     regular = plan.regular
     if plan.merged is not None:
         task = plan.merged
-        if not (yield Op(d.select_task_writes, (task[0], task[1], task[2], task[3]))):
-            regular = [plan.merged]
+        if (yield Op(d.insert_merged_writes, (*task, task[0], task[1], task[2], task[3]))):
+            regular = []
     if regular:
         yield Op(d.insert_writes, regular, kind="many")
     if plan.special:

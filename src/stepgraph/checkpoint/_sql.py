@@ -184,9 +184,13 @@ class Dialect(SqlSchema):
             f"ON CONFLICT ({_WRITE_KEY}) DO UPDATE SET channel = excluded.channel, "
             "type = excluded.type, blob = excluded.blob, task_path = excluded.task_path"
         )
-        self.select_task_writes = self.q(
-            "SELECT 1 FROM sg_checkpoint_writes WHERE thread_id = ? AND checkpoint_ns = ? "
-            "AND checkpoint_id = ? AND task_id = ? AND idx >= 0 LIMIT 1"
+        # A task's merged row goes in only when the task has no regular write stored yet;
+        # it returns a row when it went in (else the writes go in one by one).
+        self.insert_merged_writes = self.q(
+            f"INSERT INTO sg_checkpoint_writes ({_WRITE_COLS}) SELECT ?, ?, ?, ?, ?, ?, ?, ?, ? "
+            "WHERE NOT EXISTS (SELECT 1 FROM sg_checkpoint_writes WHERE thread_id = ? "
+            "AND checkpoint_ns = ? AND checkpoint_id = ? AND task_id = ? AND idx >= 0) "
+            "ON CONFLICT DO NOTHING RETURNING 1"
         )
         select = f"SELECT {_CHECKPOINT_COLS} FROM sg_checkpoints WHERE thread_id = ? AND checkpoint_ns = ?"
         self.select_latest = self.q(f"{select} ORDER BY checkpoint_id DESC LIMIT 1")
