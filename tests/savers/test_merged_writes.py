@@ -1,5 +1,5 @@
-"""A task's regular writes go in as one merged row only when the task has none stored yet
-(one statement: the insert checks it), on SQLite and PostgreSQL alike."""
+"""A task's regular writes go in as one merged row only when the task has none stored yet,
+on SQLite (a check, then the insert) and PostgreSQL (the insert checks it) alike."""
 
 from __future__ import annotations
 

@@ -205,8 +205,7 @@ def _mask(updated: Any, versions: dict[str, Any]) -> bytes | None:
     (``_unmask`` lists the set bits in name order: so when ``updated`` is strictly increasing)."""
     if type(updated) is not list:
         return None
-    names = sorted(versions)
-    index = {name: i for i, name in enumerate(names)}
+    names, index = _sorted_index(tuple(versions))
     bits = 0
     previous: str | None = None
     for name in updated:
@@ -216,6 +215,14 @@ def _mask(updated: Any, versions: dict[str, Any]) -> bytes | None:
         previous = name
         bits |= 1 << i
     return bits.to_bytes((len(names) + 7) // 8, "little")
+
+
+@functools.lru_cache(maxsize=256)
+def _sorted_index(channels: tuple[Any, ...]) -> tuple[list[Any], dict[Any, int]]:
+    """``(sorted names, {name: index})``: the channels of a graph are the same at every
+    step, so this is sorted once per graph, not once per row (callers only read it)."""
+    names = sorted(channels)
+    return names, {name: i for i, name in enumerate(names)}
 
 
 def _unmask(mask: bytes, names: list[str]) -> list[str]:
