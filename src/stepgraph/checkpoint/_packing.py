@@ -122,9 +122,23 @@ _CANONICAL_TS = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.(?!000000)\d{6}\+00
 exactly what its parsed time formats back to, so no round trip is needed to check it."""
 
 
+@functools.lru_cache(maxsize=64)
+def _second_micros(second: str) -> int | None:
+    """Micros since the epoch of a canonical timestamp's whole second (``YYYY-MM-DDTHH:MM:SS``,
+    UTC): shared by every row written within that second, so parsed once for all of them."""
+    try:
+        return (datetime.fromisoformat(second + "+00:00") - _EPOCH) // _MICROSECOND
+    except ValueError:
+        return None
+
+
 def _pack_ts(ts: Any) -> int | None:
     if type(ts) is not str:
         return None
+    if _CANONICAL_TS.fullmatch(ts):
+        second = _second_micros(ts[:19])
+        if second is not None:
+            return second + int(ts[20:26])
     try:
         when = datetime.fromisoformat(ts)
     except ValueError:
