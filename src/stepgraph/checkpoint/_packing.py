@@ -94,12 +94,25 @@ def _ids_of(names: list[str]) -> dict[str, int]:
     return ids
 
 
+_PACKED: dict[str, int] = {}
+"""Version strings packed before (``_pack_version_str`` values): one C dict lookup each in
+the fast path of ``_pack_versions``; emptied when it holds ``_PACKED_MAX`` of them."""
+_PACKED_MAX = 16384
+
+
 def _pack_versions(
     versions: dict[str, Any], names: _Names
 ) -> tuple[dict[int, int], dict[str, Any]]:
+    """``(packed {name id: version}, raw {name: version} of the rest)``. Usually every
+    name is in the table and every version was packed before (a row repeats its parent's
+    versions but the few a step made): then one comprehension does it all."""
+    ids = names.ids
+    try:
+        return {ids[key]: _PACKED[v] for key, v in versions.items()}, {}
+    except (KeyError, TypeError):
+        pass  # a new name or version (or an unhashable one): one at a time
     packed: dict[int, int] = {}
     raw: dict[str, Any] = {}
-    ids = names.ids
     for key, v in versions.items():
         n = (
             _pack_version_str(v)
@@ -109,6 +122,9 @@ def _pack_versions(
         if n is None:
             raw[key] = v
         else:
+            if len(_PACKED) >= _PACKED_MAX:
+                _PACKED.clear()
+            _PACKED[v] = n
             i = ids.get(key)
             if i is None:
                 i = names.add(key)
