@@ -280,7 +280,9 @@ class CompactCodec(SaverCodec):
                 continue
             if not new and isinstance(value, str | bytes) and len(value) > INLINE_MAX:
                 continue  # cannot be inline, so its blob row exists
-            typ, data = self._split(*self.serde.dumps_typed(value), pieces)
+            typ, data = self.serde.dumps_typed(value)
+            if len(data) >= _pieces.MIN_PIECE:
+                typ, data = self._split(typ, data, pieces)
             if len(data) <= INLINE_MAX:
                 inline[channel] = (
                     data if typ == MSGPACK else [data] if typ == PIECED else [typ, data]
@@ -334,7 +336,10 @@ class CompactCodec(SaverCodec):
         and walked (``_split``)."""
         if type(value) is list:
             return self._pieced_list(value, pieces)[:2]
-        return self._split(*self.serde.dumps_typed(value), pieces)
+        typ, data = self.serde.dumps_typed(value)
+        if len(data) < _pieces.MIN_PIECE:
+            return typ, data  # (too short to hold a piece: most writes)
+        return self._split(typ, data, pieces)
 
     def _split(self, typ: str, data: bytes, pieces: dict[bytes, bytes]) -> tuple[str, bytes]:
         if typ != MSGPACK or not self._plain_arrays or len(data) < _pieces.MIN_PIECE:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import binascii
 import functools
 import re
 import secrets
@@ -58,7 +59,7 @@ def uuid6(node: int | None = None, clock_seq: int | None = None) -> uuid.UUID:
 # Any other id is stored as it is, with a second "~" in front if it starts with "~".
 _ALPHABET = "-0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz"
 _STANDARD = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
-_TO_ORDERED = str.maketrans(_STANDARD, _ALPHABET)
+_BYTES_TO_ORDERED = bytes.maketrans(_STANDARD.encode(), _ALPHABET.encode())
 _TO_STANDARD = str.maketrans(_ALPHABET, _STANDARD)
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 _VERSION = re.compile(r"\d{12}\.[0-9a-f]{6}")
@@ -66,9 +67,11 @@ _VERSION = re.compile(r"\d{12}\.[0-9a-f]{6}")
 
 def _encode(raw: bytes, pad: bytes) -> str:
     """``raw`` in the ordered alphabet (``pad`` zero bytes in front make a whole number of
-    characters; the characters they alone fill are dropped)."""
-    text = base64.b64encode(pad + raw).decode().translate(_TO_ORDERED)
-    return text[len(pad) * 4 // 3 :]
+    characters; the characters they alone fill are dropped). Translated as bytes: a byte
+    table is several times faster than ``str.translate``'s dict, and a new id is encoded at
+    every step."""
+    text = binascii.b2a_base64(pad + raw, newline=False).translate(_BYTES_TO_ORDERED)
+    return text[len(pad) * 4 // 3 :].decode()
 
 
 def _decode(text: str, pad: bytes) -> bytes:

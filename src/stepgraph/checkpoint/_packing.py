@@ -94,12 +94,25 @@ def _ids_of(names: list[str]) -> dict[str, int]:
     return ids
 
 
+_PACKED: dict[str, int] = {}
+"""Version strings packed before (``_pack_version_str`` values): one C dict lookup each in
+the fast path of ``_pack_versions``; emptied when it holds ``_PACKED_MAX`` of them."""
+_PACKED_MAX = 16384
+
+
 def _pack_versions(
     versions: dict[str, Any], names: _Names
 ) -> tuple[dict[int, int], dict[str, Any]]:
+    """``(packed {name id: version}, raw {name: version} of the rest)``. Usually every
+    name is in the table and every version was packed before (a row repeats its parent's
+    versions but the few a step made): then one comprehension does it all."""
+    ids = names.ids
+    try:
+        return {ids[key]: _PACKED[v] for key, v in versions.items()}, {}
+    except (KeyError, TypeError):
+        pass  # a new name or version (or an unhashable one): one at a time
     packed: dict[int, int] = {}
     raw: dict[str, Any] = {}
-    ids = names.ids
     for key, v in versions.items():
         n = (
             _pack_version_str(v)
@@ -109,6 +122,9 @@ def _pack_versions(
         if n is None:
             raw[key] = v
         else:
+            if len(_PACKED) >= _PACKED_MAX:
+                _PACKED.clear()
+            _PACKED[v] = n
             i = ids.get(key)
             if i is None:
                 i = names.add(key)
@@ -122,9 +138,23 @@ _CANONICAL_TS = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.(?!000000)\d{6}\+00
 exactly what its parsed time formats back to, so no round trip is needed to check it."""
 
 
+@functools.lru_cache(maxsize=64)
+def _second_micros(second: str) -> int | None:
+    """Micros since the epoch of a canonical timestamp's whole second (``YYYY-MM-DDTHH:MM:SS``,
+    UTC): shared by every row written within that second, so parsed once for all of them."""
+    try:
+        return (datetime.fromisoformat(second + "+00:00") - _EPOCH) // _MICROSECOND
+    except ValueError:
+        return None
+
+
 def _pack_ts(ts: Any) -> int | None:
     if type(ts) is not str:
         return None
+    if _CANONICAL_TS.fullmatch(ts):
+        second = _second_micros(ts[:19])
+        if second is not None:
+            return second + int(ts[20:26])
     try:
         when = datetime.fromisoformat(ts)
     except ValueError:
@@ -205,8 +235,7 @@ def _mask(updated: Any, versions: dict[str, Any]) -> bytes | None:
     (``_unmask`` lists the set bits in name order: so when ``updated`` is strictly increasing)."""
     if type(updated) is not list:
         return None
-    names = sorted(versions)
-    index = {name: i for i, name in enumerate(names)}
+    names, index = _sorted_index(tuple(versions))
     bits = 0
     previous: str | None = None
     for name in updated:
@@ -216,6 +245,14 @@ def _mask(updated: Any, versions: dict[str, Any]) -> bytes | None:
         previous = name
         bits |= 1 << i
     return bits.to_bytes((len(names) + 7) // 8, "little")
+
+
+@functools.lru_cache(maxsize=256)
+def _sorted_index(channels: tuple[Any, ...]) -> tuple[list[Any], dict[Any, int]]:
+    """``(sorted names, {name: index})``: the channels of a graph are the same at every
+    step, so this is sorted once per graph, not once per row (callers only read it)."""
+    names = sorted(channels)
+    return names, {name: i for i, name in enumerate(names)}
 
 
 def _unmask(mask: bytes, names: list[str]) -> list[str]:

@@ -147,9 +147,15 @@ def split_items(
     when no element is worth splitting. ``None`` when an element looks like a piece
     reference (the caller stores the value whole).
     """
-    if len(items) >= 8 and sum(map(operator.is_, items, islice(items, 1, None))) * 2 >= len(items):
-        return _split_runs(items, pack)  # (mostly runs of one object: one step a run)
+    if len(items) >= 8 and _mostly_runs(items):
+        return _split_runs(items, pack)  # (one step a run)
     return _split_each(items, pack)
+
+
+def _mostly_runs(items: list[Any]) -> bool:
+    """Whether most neighbours in ``items`` are the same object (then a list is best
+    encoded a run at a time: ``_split_runs``, ``encode_runs``)."""
+    return sum(map(operator.is_, items, islice(items, 1, None))) * 2 >= len(items)
 
 
 def _packed(
@@ -237,7 +243,7 @@ def encode_runs(items: list[Any], pack: Callable[[Any], bytes]) -> bytes | None:
     """The msgpack array of ``items`` (``pack`` as for ``split_items``) made a run of one
     object at a time, each object packed once; ``None`` unless most neighbours are the same
     object (then packing the list whole is as quick)."""
-    if sum(map(operator.is_, items, islice(items, 1, None))) * 2 < len(items):
+    if not _mostly_runs(items):
         return None
     memo: dict[int, bytes] = {}
     out = [_array_header(len(items))]

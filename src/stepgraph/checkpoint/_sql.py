@@ -184,9 +184,22 @@ class Dialect(SqlSchema):
             f"ON CONFLICT ({_WRITE_KEY}) DO UPDATE SET channel = excluded.channel, "
             "type = excluded.type, blob = excluded.blob, task_path = excluded.task_path"
         )
-        self.select_task_writes = self.q(
+        task_writes = (
             "SELECT 1 FROM sg_checkpoint_writes WHERE thread_id = ? AND checkpoint_ns = ? "
-            "AND checkpoint_id = ? AND task_id = ? AND idx >= 0 LIMIT 1"
+            "AND checkpoint_id = ? AND task_id = ? AND idx >= 0"
+        )
+        self.select_task_writes = self.q(f"{task_writes} LIMIT 1")
+        # PostgreSQL: a task's merged row goes in only when the task has no regular write
+        # stored yet, and returns a row when it did (one round trip instead of two). Not on
+        # SQLite: an INSERT that reads its own table there runs the SELECT into a temporary
+        # table first, slower than the two statements (~7 us against ~4 us a task).
+        self.insert_merged_writes: str | None = (
+            None
+            if name == "sqlite"
+            else self.q(
+                f"INSERT INTO sg_checkpoint_writes ({_WRITE_COLS}) SELECT ?, ?, ?, ?, ?, ?, ?, "
+                f"?, ? WHERE NOT EXISTS ({task_writes}) ON CONFLICT DO NOTHING RETURNING 1"
+            )
         )
         select = f"SELECT {_CHECKPOINT_COLS} FROM sg_checkpoints WHERE thread_id = ? AND checkpoint_ns = ?"
         self.select_latest = self.q(f"{select} ORDER BY checkpoint_id DESC LIMIT 1")
