@@ -7,13 +7,14 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, get_args, get_origin
 
 from typing_extensions import Unpack
 
+from stepgraph._collector import paused
 from stepgraph._introspect import derived, type_hints
 from stepgraph._logs import LazyLogger
 from stepgraph.constants import END, NS_END, NS_SEP, START
 from stepgraph.engine.callable import callable_name, coerce_callable
 from stepgraph.errors import GraphDefinitionError, refuse_kwargs
 from stepgraph.graph.branch import BranchSpec
-from stepgraph.graph.compile import collector_paused, compile_graph
+from stepgraph.graph.compile import compile_graph
 from stepgraph.graph.state_schema import (
     SchemaInfo,
     input_schema_of,
@@ -295,7 +296,7 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
         stream transformer factories of its ``stream_events(version="v3")`` runs. Any other
         keyword argument is refused (``UnsupportedArgumentError``, SG311)."""
         refuse_kwargs("compile()", kwargs)
-        with collector_paused():  # (every object it makes lives as long as the graph)
+        with paused():  # (every object it makes lives as long as the graph)
             graph = compile_graph(
                 self, checkpointer=checkpointer, cache=cache, store=store,
                 interrupt_before=interrupt_before, interrupt_after=interrupt_after, debug=debug,

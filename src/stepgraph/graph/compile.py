@@ -7,10 +7,6 @@ the input onto state keys. Routers run as writers of their source node.
 
 from __future__ import annotations
 
-import gc
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from stepgraph._updates import update_as_tuples
@@ -257,35 +253,3 @@ def _subgraphs(spec: Any, found: dict[int, list[Any]]) -> list[Any]:
     if graphs is None:
         graphs = found[id(raw)] = find_subgraphs(raw)
     return graphs
-
-
-# -- the cyclic garbage collector, paused while a graph is compiled ----------------------------
-# Compiling makes several container objects per node (the node, its writers, its channels,
-# their tuples and lists), all alive as long as the compiled graph: every collection these
-# allocations trigger walks them and frees nothing (on a 1000-node graph, a sixth of the
-# compile). ``collector_paused()`` disables the collector if it was enabled; the last compile
-# under way (threads) enables it again, and the collections it owes run at the next
-# allocations. Garbage made meanwhile is only collected later, never lost. (A
-# ``gc.disable()`` made by another thread during a compile is undone with it.)
-_pause_lock = threading.Lock()
-_paused = [0, False]
-"""``[compiles under way, whether the first of them disabled the collector]``."""
-
-
-@contextmanager
-def collector_paused() -> Iterator[None]:
-    """Run the ``with`` block with the cyclic garbage collector paused (see above)."""
-    with _pause_lock:
-        if _paused[0] == 0:
-            _paused[1] = gc.isenabled()
-            if _paused[1]:
-                gc.disable()
-        _paused[0] += 1
-    try:
-        yield
-    finally:
-        with _pause_lock:
-            _paused[0] -= 1
-            if _paused[0] == 0 and _paused[1]:
-                _paused[1] = False
-                gc.enable()

@@ -27,7 +27,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "base",
         (
             "stepgraph", "stepgraph._constants", "stepgraph.warnings", "stepgraph._running",
-            "stepgraph._updates", "stepgraph._cache_key", "stepgraph.typing", "stepgraph.constants",
+            "stepgraph._updates", "stepgraph._cache_key", "stepgraph._collector", "stepgraph.typing", "stepgraph.constants",
             "stepgraph.errors", "stepgraph.config", "stepgraph.types", "stepgraph.runtime",
             "stepgraph.managed", "stepgraph.callbacks", "stepgraph.messages",
         ),

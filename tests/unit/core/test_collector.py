@@ -1,13 +1,13 @@
-"""``stepgraph.graph.compile.collector_paused``: compiling runs with the cyclic collector paused and
-leaves it as it found it."""
+"""``stepgraph._collector``: compiling runs with the cyclic collector paused (one counter for
+every kind of burst) and leaves it as it found it."""
 
 from __future__ import annotations
 
 import gc
 from typing import TypedDict
 
+from stepgraph._collector import paused as collector_paused
 from stepgraph.graph import END, START, StateGraph
-from stepgraph.graph.compile import collector_paused
 
 
 class S(TypedDict):
