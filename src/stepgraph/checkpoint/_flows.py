@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Awaitable, Callable, Generator, Mapping, Sequence
 from dataclasses import replace
+from operator import itemgetter
 from typing import Any, Literal, NamedTuple, TypeVar
 
 from stepgraph.checkpoint._codec import ListQuery, WriteRow
@@ -260,6 +261,8 @@ def list_checkpoints(d: Dialect, codec: CompactCodec, q: ListQuery) -> Flow[list
 
 
 _PIECES_PER_QUERY = 500
+_TYPE = itemgetter(4)
+"""The stored type of a ``select_blobs`` row."""
 
 
 def _decode(d: Dialect, codec: CompactCodec, rows: Sequence[CompactRow]) -> Flow[list[Decoded]]:
@@ -293,15 +296,17 @@ def _load(
     }
     blobs = {}
     if keys:
-        for b in (yield Op(d.select_blobs, d.keys(list(keys), 4))):
-            blobs[(b[0], b[1], b[2], b[3])] = (loaded_type(b[4]), b[5], b[6])
+        found = yield Op(d.select_blobs, d.keys(list(keys), 4))
+        types = {t: loaded_type(t) for t in set(map(_TYPE, found))}  # (few: not one call a row)
+        blobs = {(b[0], b[1], b[2], b[3]): (types[b[4]], b[5], b[6]) for b in found}
     writes: defaultdict[tuple[str, str, str], list[WriteRow]] = defaultdict(list)
     all_writes = codec.expand_writes(
         (yield Op(d.select_writes, d.keys([row[:3] for row in rows], 3)))
     )
     for w in all_writes:
         writes[(w[0], w[1], w[2])].append(w)
-    recalled = codec.recall(blobs)  # (lists read before: only their new rows are walked)
+    # (lists read before: only their new rows are walked)
+    recalled = codec.recall(blobs, {key[:3] for key in keys})
     pieces, missing = codec.piece_refs([dec[1] for dec in decoded], blobs, all_writes, recalled)
     if missing:
         for tid in sorted({row[0] for row in rows}):  # pieces are stored per thread
