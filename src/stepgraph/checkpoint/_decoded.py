@@ -333,7 +333,7 @@ class DecodedElements:
 
     def _load(self, elements: list[bytes], loads_array: Callable[[bytes], Any]) -> list[Any]:
         get = self._map.get
-        found_all = [get(data) for data in elements]
+        found_all = list(map(get, elements))
         if None not in found_all and (
             not self._uncloneable or all(f[0] is not _UNCLONEABLE for f in found_all)
         ):
