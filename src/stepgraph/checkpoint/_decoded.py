@@ -182,15 +182,26 @@ def _slot_setter(cls: type, name: str) -> Callable[[Any, Any], None]:
     return lambda obj, value: _setattr(obj, name, value)  # pragma: no cover - not pydantic's
 
 
+_Setters = tuple[Callable[[Any, Any], None], ...]
+_SETTERS: dict[type, _Setters] = {}
+"""Per model class: the setters of ``__dict__``, ``__pydantic_extra__``,
+``__pydantic_fields_set__`` and ``__pydantic_private__`` (found once, not per master)."""
+
+
+def _setters(cls: type) -> _Setters:
+    found = _SETTERS.get(cls)
+    if found is None:
+        names = ("__dict__", "__pydantic_extra__", "__pydantic_fields_set__", "__pydantic_private__")
+        found = _SETTERS[cls] = tuple(_slot_setter(cls, name) for name in names)
+    return found
+
+
 def _model_maker(value: Any, cls: type) -> Maker:
     extra = value.__pydantic_extra__
     private = getattr(value, "__pydantic_private__", None)
     fields_set = frozenset(value.__pydantic_fields_set__)
     new = cls.__new__
-    set_dict = _slot_setter(cls, "__dict__")
-    set_extra = _slot_setter(cls, "__pydantic_extra__")
-    set_fields_set = _slot_setter(cls, "__pydantic_fields_set__")
-    set_private = _slot_setter(cls, "__pydantic_private__")
+    set_dict, set_extra, set_fields_set, set_private = _setters(cls)
     if (extra is None or not _remade(extra)) and (private is None or not _remade(private)):
         # The usual model (a message: atoms or plain containers in its fields, an empty
         # ``extra``): made in one call, its field dict included.
