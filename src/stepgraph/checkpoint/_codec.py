@@ -33,7 +33,7 @@ import functools
 import itertools
 import operator
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -412,10 +412,13 @@ class SaverCodec:
         if self._reads is not None:
             self._reads.forget_thread(thread_id)
 
-    def recall(self, blobs: Mapping[BlobKey, Blob]) -> Recalled:
-        """The chains read before that the fetched ``blobs`` still hold (``_chains``), for
-        ``load_tuple(recalled=)`` (and so that a saver need not fetch their pieces)."""
-        return {} if self._reads is None else self._reads.recall(blobs)
+    def recall(
+        self, blobs: Mapping[BlobKey, Blob], channels: Iterable[tuple[str, str, str]] | None = None
+    ) -> Recalled:
+        """The chains read before that the fetched ``blobs`` (of ``channels``, by default all)
+        still hold (``_chains``), for ``load_tuple(recalled=)`` (and so that a saver need not
+        fetch their pieces)."""
+        return {} if self._reads is None else self._reads.recall(blobs, channels)
 
     def cache_usage(self) -> dict[str, tuple[int, int, int]]:
         """``{cache: (entries, bytes, budget)}`` of the memories of this codec."""
@@ -648,7 +651,7 @@ class SaverCodec:
                 )
             seen.add(key[3])
             if memo is not None:
-                at = memo[0].at.get(key[3])
+                at = memo[0].position(key[3])
                 if at is not None and at >= memo[1]:  # stored as read before: from memory
                     return parts, walked, (memo[0], at)
             blob = lookup(key)

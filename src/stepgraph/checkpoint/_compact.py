@@ -594,12 +594,15 @@ class CompactCodec(SaverCodec):
             for stored in values.values():
                 if type(stored) is list and len(stored) == 1:
                     digests.update(_pieces.refs(stored[0]))
-        for key, (typ, data, _) in blobs.items():
+        keys = blobs.keys()
+        if recalled:  # (set operations in C, not a test per row of the long chains)
+            skip: set[Any] = set()
+            for entry, usable in recalled.values():
+                skip.update(entry.keys[usable:])
+            keys = keys - skip
+        for key in keys:
+            typ, data, _ = blobs[key]
             if typ == PIECED:
-                if recalled:
-                    found = recalled.get(key[:3])
-                    if found is not None and found[0].at.get(key[3], -1) >= found[1]:
-                        continue
                 digests.update(_pieces.refs(data))
         for w in writes:
             if w[6] == PIECED:

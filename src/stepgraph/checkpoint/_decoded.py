@@ -33,6 +33,7 @@ import fractions
 import gc
 import re
 import threading
+import types
 import uuid
 from collections.abc import Callable
 from typing import Any
@@ -165,6 +166,34 @@ def _dict_maker(value: dict[Any, Any]) -> Maker:
 
 
 _setattr = object.__setattr__
+_SLOT_DESCRIPTORS = (types.MemberDescriptorType, types.GetSetDescriptorType)
+
+
+def _slot_setter(cls: type, name: str) -> Callable[[Any, Any], None]:
+    """``setter(obj, value)``: what ``object.__setattr__(obj, name, value)`` does for a slot
+    (or ``__dict__``) of ``cls``, minus the name's lookup at every call: a copy of a message
+    sets four of them."""
+    for klass in cls.__mro__:
+        found = klass.__dict__.get(name)
+        if found is not None:
+            if type(found) in _SLOT_DESCRIPTORS:
+                return found.__set__  # type: ignore[no-any-return]
+            break
+    return lambda obj, value: _setattr(obj, name, value)  # pragma: no cover - not pydantic's
+
+
+_Setters = tuple[Callable[[Any, Any], None], ...]
+_SETTERS: dict[type, _Setters] = {}
+"""Per model class: the setters of ``__dict__``, ``__pydantic_extra__``,
+``__pydantic_fields_set__`` and ``__pydantic_private__`` (found once, not per master)."""
+
+
+def _setters(cls: type) -> _Setters:
+    found = _SETTERS.get(cls)
+    if found is None:
+        names = ("__dict__", "__pydantic_extra__", "__pydantic_fields_set__", "__pydantic_private__")
+        found = _SETTERS[cls] = tuple(_slot_setter(cls, name) for name in names)
+    return found
 
 
 def _model_maker(value: Any, cls: type) -> Maker:
@@ -172,6 +201,7 @@ def _model_maker(value: Any, cls: type) -> Maker:
     private = getattr(value, "__pydantic_private__", None)
     fields_set = frozenset(value.__pydantic_fields_set__)
     new = cls.__new__
+    set_dict, set_extra, set_fields_set, set_private = _setters(cls)
     if (extra is None or not _remade(extra)) and (private is None or not _remade(private)):
         # The usual model (a message: atoms or plain containers in its fields, an empty
         # ``extra``): made in one call, its field dict included.
@@ -185,10 +215,10 @@ def _model_maker(value: Any, cls: type) -> Maker:
             out = copy_fields()
             for k, sub in remake:
                 out[k] = sub()
-            _setattr(obj, "__dict__", out)
-            _setattr(obj, "__pydantic_extra__", None if copy_extra is None else copy_extra())
-            _setattr(obj, "__pydantic_fields_set__", set(fields_set))
-            _setattr(obj, "__pydantic_private__", None if copy_private is None else copy_private())
+            set_dict(obj, out)
+            set_extra(obj, None if copy_extra is None else copy_extra())
+            set_fields_set(obj, set(fields_set))
+            set_private(obj, None if copy_private is None else copy_private())
             return obj
 
         return make_plain
@@ -198,10 +228,10 @@ def _model_maker(value: Any, cls: type) -> Maker:
 
     def make() -> Any:
         obj = new(cls)
-        _setattr(obj, "__dict__", fields())
-        _setattr(obj, "__pydantic_extra__", None if extra_maker is None else extra_maker())
-        _setattr(obj, "__pydantic_fields_set__", set(fields_set))
-        _setattr(obj, "__pydantic_private__", None if private_maker is None else private_maker())
+        set_dict(obj, fields())
+        set_extra(obj, None if extra_maker is None else extra_maker())
+        set_fields_set(obj, set(fields_set))
+        set_private(obj, None if private_maker is None else private_maker())
         return obj
 
     return make
@@ -314,7 +344,7 @@ class DecodedElements:
 
     def _load(self, elements: list[bytes], loads_array: Callable[[bytes], Any]) -> list[Any]:
         get = self._map.get
-        found_all = [get(data) for data in elements]
+        found_all = list(map(get, elements))
         if None not in found_all and (
             not self._uncloneable or all(f[0] is not _UNCLONEABLE for f in found_all)
         ):

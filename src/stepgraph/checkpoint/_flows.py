@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Awaitable, Callable, Generator, Mapping, Sequence
 from dataclasses import replace
+from operator import itemgetter
 from typing import Any, Literal, NamedTuple, TypeVar
 
 from stepgraph.checkpoint._codec import ListQuery, WriteRow
@@ -264,6 +265,10 @@ def list_checkpoints(d: Dialect, codec: CompactCodec, q: ListQuery) -> Flow[list
 
 
 _PIECES_PER_QUERY = 500
+_TYPE = itemgetter(4)
+"""The stored type of a ``select_blobs`` row."""
+_THREAD_TYPE = itemgetter(2)
+"""The stored type of a ``select_thread_blobs`` row."""
 
 
 def _decode(d: Dialect, codec: CompactCodec, rows: Sequence[CompactRow]) -> Flow[list[Decoded]]:
@@ -271,6 +276,20 @@ def _decode(d: Dialect, codec: CompactCodec, rows: Sequence[CompactRow]) -> Flow
     want, pinned = codec.needs_chain(rows)
     ancestors = (yield Op(d.select_chains, d.keys(want, 3))) if want else []
     return codec.load_checkpoints(rows, ancestors, pinned)
+
+
+def _blobs(d: Dialect, keys: set[tuple[str, str, str, str]]) -> Flow[dict[Any, Any]]:
+    """The blob rows of ``keys`` with every row of their delta chains, by key."""
+    threads = {key[:2] for key in keys}
+    if len(threads) > 1:
+        found = yield Op(d.select_blobs, d.keys(list(keys), 4))
+        types = {t: loaded_type(t) for t in set(map(_TYPE, found))}  # (few: not one call a row)
+        return {(b[0], b[1], b[2], b[3]): (types[b[4]], b[5], b[6]) for b in found}
+    ((thread_id, ns),) = threads  # (the usual read: rows without the thread and namespace)
+    params = (*d.keys([key[2:] for key in keys], 2), thread_id, ns, thread_id, ns)
+    found = yield Op(d.select_thread_blobs, params)
+    types = {t: loaded_type(t) for t in set(map(_THREAD_TYPE, found))}
+    return {(thread_id, ns, b[0], b[1]): (types[b[2]], b[3], b[4]) for b in found}
 
 
 def _load(
@@ -295,17 +314,15 @@ def _load(
         for channel, version in cp["channel_versions"].items()
         if channel not in inline
     }
-    blobs = {}
-    if keys:
-        for b in (yield Op(d.select_blobs, d.keys(list(keys), 4))):
-            blobs[(b[0], b[1], b[2], b[3])] = (loaded_type(b[4]), b[5], b[6])
+    blobs = (yield from _blobs(d, keys)) if keys else {}
     writes: defaultdict[tuple[str, str, str], list[WriteRow]] = defaultdict(list)
     all_writes = codec.expand_writes(
         (yield Op(d.select_writes, d.keys([row[:3] for row in rows], 3)))
     )
     for w in all_writes:
         writes[(w[0], w[1], w[2])].append(w)
-    recalled = codec.recall(blobs)  # (lists read before: only their new rows are walked)
+    # (lists read before: only their new rows are walked)
+    recalled = codec.recall(blobs, {key[:3] for key in keys})
     pieces, missing = codec.piece_refs([dec[1] for dec in decoded], blobs, all_writes, recalled)
     if missing:
         for tid in sorted({row[0] for row in rows}):  # pieces are stored per thread

@@ -186,6 +186,49 @@ def test_recall_uses_only_rows_whose_whole_chain_below_is_unchanged() -> None:
     assert reads.recall(stored) == {}
 
 
+def _remembered(reads: ChainReads) -> tuple[Any, int]:
+    """``(entry, cost)`` of the one channel ``reads`` holds."""
+    entry, cost = reads._lru.items[("t", "", "m")]
+    return entry, cost
+
+
+def test_an_entry_built_on_a_recalled_one_equals_one_built_from_a_full_walk() -> None:
+    """``remember`` on top of an entry (copying what lies below the row the walk stopped at)
+    holds the same rows, positions and cost as a memory that walked the whole chain."""
+    rows = _rows("5", "4", "3", "2", "1")
+    sizes = [([f"e{v}".encode()], 3) for v, _ in rows]
+    elements = [b"e1", b"e2", b"e3", b"e4", b"e5"]
+    full = ChainReads(1 << 20)
+    full.remember(("t", "", "m"), rows, sizes, None, elements)
+    for stop in (0, 1, 2):  # on the head of the entry below, or on a row under it (a fork)
+        stepped = ChainReads(1 << 20)
+        stepped.remember(("t", "", "m"), rows[3:], sizes[3:], None, elements[:2])
+        below, _ = _remembered(stepped)
+        if stop:  # the entry below went higher, on rows the new chain does not hold
+            higher = [(v, ("pieced", b"x", "4")) for v in ("9", "8")[:stop]] + rows[3:]
+            stepped.remember(("t", "", "m"), higher, [([b"x"], 2)] * stop + sizes[3:], None,
+                             elements[:2] + [b"x"] * stop)  # fmt: skip
+            below, _ = _remembered(stepped)
+        stepped.remember(("t", "", "m"), rows[:3], sizes[:3], (below, stop), elements)
+        (got, cost), (want, want_cost) = _remembered(stepped), _remembered(full)
+        assert (got.keys, got.blobs, got.ends, got.sizes, got.elements, cost) == (
+            want.keys, want.blobs, want.ends, want.sizes, want.elements, want_cost
+        )  # fmt: skip
+        assert got.depth == want.depth == {"1": 0, "2": 1, "3": 2, "4": 3, "5": 4}
+        assert [got.position(v) for v, _ in rows] == [0, 1, 2, 3, 4]
+        assert got.position("9") is None and got.snapshot == "1"
+
+
+def test_recall_looks_only_at_the_channels_asked_for() -> None:
+    reads = ChainReads(1 << 20)
+    rows = _rows("2", "1")
+    reads.remember(("t", "", "m"), rows, [([b"b"], 2), ([b"a"], 2)], None, [b"a", b"b"])
+    stored = {("t", "", "m", v): blob for v, blob in rows}
+    assert reads.recall(stored, [("t", "", "m")])[("t", "", "m")][1] == 0
+    assert reads.recall(stored, [("t", "", "other")]) == {}
+    assert reads.recall(stored, []) == {}
+
+
 def test_a_codec_without_the_memory_reads_as_before() -> None:
     """Savers that do not call ``recall`` (the in-memory saver) keep no reads memory."""
     from stepgraph.checkpoint.serde.jsonplus import JsonPlusSerializer

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from stepgraph.checkpoint._flows import _blobs, drive, execute
+from stepgraph.checkpoint._sql import SQLITE
 from stepgraph.checkpoint.base import SaverError
 from stepgraph.checkpoint.sqlite import SqliteSaver
 from stepgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
@@ -74,3 +76,21 @@ async def test_async_saver_setup_and_connection_close(tmp_path: Path) -> None:
         assert await saver.aget_tuple(thread_config("t")) is None
     with pytest.raises(sqlite3.ProgrammingError):
         saver.conn.execute("SELECT 1")
+
+
+def test_blob_rows_of_one_thread_equal_those_of_the_query_for_many(tmp_path: Path) -> None:
+    """``get_tuple`` fetches a thread's blob rows without their thread and namespace columns;
+    keyed back, they are the rows the query for several threads (``list``) returns."""
+    with SqliteSaver.from_conn_string(str(tmp_path / "a.db")) as saver:
+        config, cp = thread_config("t"), None
+        for step in range(4):  # a growing list: a snapshot then delta rows
+            cp, versions = next_checkpoint(saver, cp, {"items": list(range((step + 1) * 40))})
+            config = saver.put(config, cp, {"step": step}, versions)
+        other, other_versions = next_checkpoint(saver, None, {"items": [1]})
+        saver.put(thread_config("u"), other, {}, other_versions)
+        keys = {(r[0], "", "items", r[1]) for r in saver.conn.execute(
+            "SELECT thread_id, version FROM sg_checkpoint_blobs")}  # fmt: skip
+        cur = saver.conn.cursor()
+        both = drive(_blobs(SQLITE, keys), lambda op: execute(cur, op))
+        one = drive(_blobs(SQLITE, {k for k in keys if k[0] == "t"}), lambda op: execute(cur, op))
+        assert len(one) >= 4 and one == {k: v for k, v in both.items() if k[0] == "t"}
