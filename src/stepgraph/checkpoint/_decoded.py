@@ -19,7 +19,7 @@ Safety:
   type anywhere in an element makes it ``Uncloneable``, and that element is decoded again at
   every read, as before.
 - **Collector.** Copying a long list allocates many acyclic objects; the cyclic garbage
-  collector is paused meanwhile (``_pause``) and left as it was found.
+  collector is paused meanwhile (``PAUSE_FROM``) and left as it was found.
 - **Bounded.** A byte budget (``_lru.SHARES["decoded"]``); an entry costs a multiple of
   its bytes (``COST_FACTOR``), an estimate of the decoded objects' size.
 """
@@ -30,7 +30,6 @@ import datetime
 import decimal
 import enum
 import fractions
-import gc
 import re
 import threading
 import types
@@ -38,6 +37,7 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
+from stepgraph._collector import pause, resume
 from stepgraph.checkpoint._lru import ENTRY_OVERHEAD
 
 __all__ = [
@@ -257,38 +257,10 @@ def array_size(elements: list[bytes]) -> int:
 
 
 PAUSE_FROM = 256
-"""Lists of at least this many elements are made with the garbage collector paused."""
-_pause_lock = threading.Lock()
-_paused = [0, False]
-"""``[loads under way with the collector paused, whether the first of them disabled it]``."""
-
-
-def _pause() -> None:
-    """Pause the cyclic garbage collector while a long list is copied.
-
-    A copy of a message history allocates several container objects per message, none in a
-    cycle and all alive until the list is dropped, so every collection they trigger finds
-    nothing and walks the whole heap: on a chat of 1,000 messages that is a third of the
-    time of a read. The collector is only disabled if it was enabled, and the last of the
-    loads under way (threads) enables it again; the collections it owes run at the next
-    allocations. (A ``gc.disable()`` made by another thread during those milliseconds is
-    undone with them.)"""
-    with _pause_lock:
-        if _paused[0] == 0:
-            _paused[1] = gc.isenabled()
-            if _paused[1]:
-                gc.disable()
-        _paused[0] += 1
-
-
-def _resume() -> None:
-    with _pause_lock:
-        _paused[0] -= 1
-        if _paused[0] == 0 and _paused[1]:
-            _paused[1] = False
-            gc.enable()
-
-
+"""Lists of at least this many elements are made with the cyclic garbage collector paused
+(``stepgraph._collector``): a copy of a message history allocates several container objects
+per message, none in a cycle and all alive until the list is dropped, so every collection
+they trigger finds nothing (on a chat of 1,000 messages, a third of a read)."""
 _UNCLONEABLE = object()
 """Cached for bytes whose value ``clone`` cannot copy: decode them at every read."""
 
@@ -333,14 +305,14 @@ class DecodedElements:
 
         Elements seen before are made from their masters; the others are decoded together,
         as one msgpack array, by ``loads_array`` (the serializer), and become masters.
-        A long list is made with the cyclic garbage collector paused (``_pause``)."""
+        A long list is made with the cyclic garbage collector paused (``PAUSE_FROM``)."""
         if len(elements) < PAUSE_FROM:
             return self._load(elements, loads_array)
-        _pause()
+        pause()
         try:
             return self._load(elements, loads_array)
         finally:
-            _resume()
+            resume()
 
     def _load(self, elements: list[bytes], loads_array: Callable[[bytes], Any]) -> list[Any]:
         get = self._map.get

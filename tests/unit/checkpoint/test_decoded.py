@@ -328,7 +328,7 @@ def test_a_long_read_pauses_the_collector_and_leaves_it_as_found() -> None:
     import gc
     import threading
 
-    from stepgraph.checkpoint import _decoded
+    from stepgraph import _collector
 
     cache = DecodedElements(1 << 24)
     items = [{"role": "user", "content": f"message {i} " * 4, "id": str(i)} for i in range(400)]
@@ -361,4 +361,4 @@ def test_a_long_read_pauses_the_collector_and_leaves_it_as_found() -> None:
         t.start()
     for t in threads:
         t.join()
-    assert gc.isenabled() and _decoded._paused == [0, False]
+    assert gc.isenabled() and _collector._state == [0, False]
