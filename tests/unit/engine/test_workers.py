@@ -123,17 +123,23 @@ def _settle(crew: Crew, free: int, backlog: int = 0) -> None:
     raise AssertionError(f"crew never reached free={free}, backlog={backlog}")
 
 
-def test_a_revoked_job_never_runs_and_its_worker_is_free_at_once() -> None:
+def _busy_crew() -> tuple[Crew, threading.Event]:
+    """A crew whose first worker is busy until the returned event is set."""
     crew = Crew("test-crew")
-    blocker = threading.Event()
+    release = threading.Event()
     started = threading.Event()
 
     def hold() -> None:
         started.set()
-        blocker.wait(5)
+        release.wait(5)
 
     crew.start(hold)
     assert started.wait(5)
+    return crew, release
+
+
+def test_a_revoked_job_never_runs_and_its_worker_is_free_at_once() -> None:
+    crew, blocker = _busy_crew()
     ran: list[str] = []
     # the only worker is busy and may start more: a second job gets a new thread
     ticket = crew.start(lambda: ran.append("revoked"))
@@ -163,16 +169,7 @@ def test_a_taken_job_cannot_be_revoked() -> None:
 
 def test_revoking_backlog_jobs_keeps_the_counts(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("STEPGRAPH_MAX_THREADS", "1")
-    crew = Crew("test-crew")
-    gate = threading.Event()
-    started = threading.Event()
-
-    def hold() -> None:
-        started.set()
-        gate.wait(5)
-
-    crew.start(hold)
-    assert started.wait(5)
+    crew, gate = _busy_crew()
     ran: list[int] = []
     backlog = [crew.start(lambda i=i: ran.append(i)) for i in range(3)]
     assert crew._backlog == 3
