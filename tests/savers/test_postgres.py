@@ -86,19 +86,11 @@ def test_a_chat_reads_the_same_as_a_cold_reader(pg_dsn: str) -> None:
     """The reads memory of delta chains (``checkpoint/_chains``) on PostgreSQL: after every
     turn the warm saver reads what a saver with no memory reads, and another writer's
     rewrite of the thread is read, not the remembered chain."""
-    from langchain_core.messages import AIMessage, HumanMessage
+    from langchain_core.messages import HumanMessage
+    from tests.unit.checkpoint.test_chains import _chat, _say
 
     from stepgraph.checkpoint.postgres import PostgresSaver
-    from stepgraph.graph import END, START, MessagesState, StateGraph
 
-    def reply(state: MessagesState) -> dict[str, list[AIMessage]]:
-        n = len(state["messages"])
-        return {"messages": [AIMessage(content=f"answer {n} " * 6, id=f"a{n}")]}
-
-    builder = StateGraph(MessagesState)
-    builder.add_node("reply", reply)
-    builder.add_edge(START, "reply")
-    builder.add_edge("reply", END)
     config = {"configurable": {"thread_id": "chat"}}
 
     def read(saver: PostgresSaver) -> list[object]:
@@ -108,16 +100,13 @@ def test_a_chat_reads_the_same_as_a_cold_reader(pg_dsn: str) -> None:
 
     with PostgresSaver.from_conn_string(pg_dsn) as warm:
         warm.setup()
-        graph = builder.compile(checkpointer=warm)
+        graph = _chat(warm)
         for turn in range(25):
-            question = HumanMessage(content=f"question {turn} " * 6, id=f"u{turn}")
-            out = graph.invoke({"messages": [question]}, config)
+            out = _say(graph, turn, config)
             with PostgresSaver.from_conn_string(pg_dsn) as cold:
                 assert read(warm) == out["messages"] == read(cold)
         assert warm._codec.cache_usage()["reads"][0] >= 1
         with PostgresSaver.from_conn_string(pg_dsn) as other:
             other.delete_thread("chat")
-            builder.compile(checkpointer=other).invoke(
-                {"messages": [HumanMessage(content="other", id="o")]}, config
-            )
+            _chat(other).invoke({"messages": [HumanMessage(content="other", id="o")]}, config)
             assert read(warm) == read(other) and read(warm)[0].content == "other"
