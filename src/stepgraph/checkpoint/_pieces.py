@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import hashlib
 import operator
-from collections.abc import Callable, Sequence
-from itertools import groupby, islice
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from itertools import groupby, islice, repeat
 from typing import Any
 
 __all__ = ["MIN_PIECE", "REF_CODE", "REPEAT_ALLOWANCE", "encode_runs", "join", "refs", "split", "split_items"]
@@ -152,6 +152,27 @@ def split_items(
     return _split_each(items, pack)
 
 
+def _split_each(
+    items: list[Any], pack: Callable[[Any], bytes]
+) -> tuple[bytes, dict[bytes, bytes], int] | None:
+    """``split_items`` one element at a time."""
+    return _split_pairs(len(items), zip(items, repeat(1)), pack)
+
+
+def _split_runs(
+    items: list[Any], pack: Callable[[Any], bytes]
+) -> tuple[bytes, dict[bytes, bytes], int] | None:
+    """``split_items`` taking each run of one object at once. Same result."""
+    return _split_pairs(len(items), _runs(items), pack)
+
+
+def _runs(items: list[Any]) -> Iterator[tuple[Any, int]]:
+    """``(object, times in a row)`` for each run of one object in ``items``."""
+    for _, run in groupby(items, id):
+        same = list(run)
+        yield same[0], len(same)
+
+
 def _mostly_runs(items: list[Any]) -> bool:
     """Whether most neighbours in ``items`` are the same object (then a list is best
     encoded a run at a time: ``_split_runs``, ``encode_runs``)."""
@@ -170,52 +191,19 @@ def _packed(
     return hit
 
 
-def _split_each(
-    items: list[Any], pack: Callable[[Any], bytes]
+def _split_pairs(
+    count: int, pairs: Iterable[tuple[Any, int]], pack: Callable[[Any], bytes]
 ) -> tuple[bytes, dict[bytes, bytes], int] | None:
-    """``split_items`` one element at a time."""
+    """``split_items`` of a list of ``count`` elements given as ``(object, times in a row)``:
+    each element once, or each run of one object at once (a list of many references to a few
+    objects, such as ``[item] * n`` appended again and again). Same result either way."""
     memo: dict[int, tuple[bytes, bytes | None]] = {}
-    head = _array_header(len(items))
+    head = _array_header(count)
     out: list[bytes] = [head]
     total = len(head)
     pieces: dict[bytes, bytes] = {}
     repeated = 0
-    for item in items:
-        hit = memo.get(id(item))
-        if hit is None:
-            hit = _packed(memo, item, pack)
-            if hit is None:
-                return None
-        data, key = hit
-        total += len(data)
-        if key is None:
-            out.append(data)
-            continue
-        if key in pieces:
-            if repeated + len(data) > REPEAT_ALLOWANCE:
-                out.append(data)  # stays inline: a reader allows only so much repetition
-                continue
-            repeated += len(data)
-        else:
-            pieces[key] = data
-        out.append(_REF_HEAD + key)
-    return b"".join(out), pieces, total
-
-
-def _split_runs(
-    items: list[Any], pack: Callable[[Any], bytes]
-) -> tuple[bytes, dict[bytes, bytes], int] | None:
-    """``split_items`` taking each run of one object at once (a list of many references to
-    a few objects, such as ``[item] * n`` appended again and again). Same result."""
-    memo: dict[int, tuple[bytes, bytes | None]] = {}
-    head = _array_header(len(items))
-    out: list[bytes] = [head]
-    total = len(head)
-    pieces: dict[bytes, bytes] = {}
-    repeated = 0
-    for _, run in groupby(items, id):
-        same = list(run)
-        item, n = same[0], len(same)
+    for item, n in pairs:
         hit = memo.get(id(item))
         if hit is None:
             hit = _packed(memo, item, pack)
@@ -223,6 +211,19 @@ def _split_runs(
                 return None
         data, key = hit
         size = len(data)
+        if n == 1:  # (the usual element: no run)
+            total += size
+            if key is None:
+                out.append(data)
+            elif key not in pieces:
+                pieces[key] = data
+                out.append(_REF_HEAD + key)
+            elif repeated + size > REPEAT_ALLOWANCE:  # stays inline: a reader allows only so much
+                out.append(data)
+            else:
+                repeated += size
+                out.append(_REF_HEAD + key)
+            continue
         total += size * n
         if key is None:
             out += [data] * n
@@ -247,12 +248,11 @@ def encode_runs(items: list[Any], pack: Callable[[Any], bytes]) -> bytes | None:
         return None
     memo: dict[int, bytes] = {}
     out = [_array_header(len(items))]
-    for _, run in groupby(items, id):
-        same = list(run)
-        data = memo.get(id(same[0]))
+    for item, n in _runs(items):
+        data = memo.get(id(item))
         if data is None:
-            data = memo[id(same[0])] = pack(same[0])
-        out += [data] * len(same)
+            data = memo[id(item)] = pack(item)
+        out += [data] * n
     return b"".join(out)
 
 
