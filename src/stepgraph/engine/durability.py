@@ -19,7 +19,7 @@ import threading
 from collections import deque
 from typing import TYPE_CHECKING, Any
 
-from stepgraph.engine.saving import _takes_task_path, perform_async, perform_sync
+from stepgraph.engine.saving import perform_async, perform_sync
 
 if TYPE_CHECKING:
     import asyncio
@@ -46,32 +46,20 @@ class SyncWriter:
     stored and re-raises a saver failure. Otherwise they are stored inline.
     """
 
-    __slots__ = ("saver", "background", "pending", "error", "cv", "calls")
+    __slots__ = ("saver", "background", "pending", "error", "cv")
 
     def __init__(self, loop: RunLoop) -> None:
-        self.saver = saver = loop.checkpointer
+        self.saver = loop.checkpointer
         self.background = in_background(loop)
         self.pending = 0
         self.error: BaseException | None = None
         self.cv = threading.Condition(threading.Lock())
-        self.calls = _inline_calls(saver) if not self.background else None
 
     def submit(self, ops: list[Op]) -> None:
         if not ops:
             return
         if not self.background:
-            calls = self.calls
-            if calls is None:
-                perform_sync(self.saver, ops)
-                return
-            put, put_writes, task_path = calls  # (``perform_sync``'s loop: one save a step)
-            for op in ops:
-                if op[0] == "put":
-                    put(op[1], op[2], op[3], op[4])
-                elif task_path:
-                    put_writes(op[1], op[2], op[3], op[4])
-                else:
-                    put_writes(op[1], op[2], op[3])
+            perform_sync(self.saver, ops)
             return
         if self.error is not None:
             raise self.error
@@ -101,16 +89,6 @@ class SyncWriter:
             self.pending -= 1
             if not self.pending:  # (``wait`` waits for none pending: no wake-up before)
                 self.cv.notify_all()
-
-
-def _inline_calls(saver: Any) -> tuple[Any, Any, bool] | None:
-    """``perform_sync``'s calls resolved once a run, for a saver written inline that has no
-    ``perform_batch`` (so ``perform_sync`` calls ``put``/``put_writes`` one by one): its
-    bound methods and whether ``put_writes`` takes ``task_path``. ``None``: use
-    ``perform_sync``."""
-    if saver is None or hasattr(saver, "perform_batch"):
-        return None
-    return saver.put, saver.put_writes, _takes_task_path(type(saver), "put_writes")
 
 
 _QUEUE: Any = None

@@ -66,20 +66,13 @@ class Gate:
                 raise RunAbandoned
 
     def run_alone(self, task: Any) -> None:
-        """``enter``, ``run_task(task)`` in a copy of the context, ``leave``: a step's only
-        task, in one call (the path of every inline step of such a run)."""
-        lock = self.lock
-        with lock:
-            if self.stop:
-                raise RunStopped
-            self.in_task = True
+        """``enter``, ``run_task(task)`` in a copy of the context, ``leave`` (whose
+        ``RunAbandoned`` replaces the task's outcome): a step's only task."""
+        self.enter()
         try:
             contextvars.copy_context().run(self.run_task, task)
         finally:
-            with lock:
-                self.in_task = False
-                if self.abandoned:
-                    raise RunAbandoned  # noqa: B012 - replaces the task's outcome, as ``leave``
+            self.leave()  # (a given-up run's RunAbandoned wins over the task's outcome)
 
     def check(self) -> None:
         """Between steps: ``RunStopped`` once the caller was cancelled."""

@@ -8,7 +8,7 @@ Repeat until no node is triggered, an interrupt fires, or ``recursion_limit`` is
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Self
 
 from stepgraph.channels import Topic
@@ -152,27 +152,17 @@ class Pregel(PregelAPI[StateT, ContextT, InputT, OutputT], StateAPI, EventsAPI, 
     def delta_keys(self) -> tuple[str, ...]:
         """The channels that are ``DeltaChannel``s (stored as writes, rebuilt on restore)."""
         if self._delta_keys is None:
-            is_delta: dict[type, bool] = {}  # (an ABC check per class, not per channel)
-            keys = []
-            for k, ch in self.channels.items():
-                found = is_delta.get(type(ch))
-                if found is None:
-                    found = is_delta[type(ch)] = isinstance(ch, DeltaChannel)
-                if found:
-                    keys.append(k)
-            self._delta_keys = tuple(keys)
+            is_delta = _per_class(DeltaChannel)
+            self._delta_keys = tuple(k for k, ch in self.channels.items() if is_delta(ch))
         return self._delta_keys
 
     def channel_kinds(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """(volatile, finishable) channel names: the only ones visited on steps nobody wrote."""
         if self._kinds is None:
             volatile, finishable = [], []
-            is_channel: dict[type, bool] = {}  # (an ABC check per class, not per channel)
+            is_channel = _per_class(BaseChannel)
             for key, ch in self.channels.items():
-                known = is_channel.get(type(ch))
-                if known is None:
-                    known = is_channel[type(ch)] = isinstance(ch, BaseChannel)
-                kind = ch.idle_kind() if known else "unknown"
+                kind = ch.idle_kind() if is_channel(ch) else "unknown"
                 if kind in ("volatile", "unknown"):
                     volatile.append(key)
                 if kind in ("finish", "unknown"):
@@ -274,3 +264,17 @@ class _EachInput:
 
     async def ainvoke(self, inputs: Sequence[Any], config: Any = None, **kwargs: Any) -> list[Any]:
         return await self.graph.abatch(list(inputs), config, **kwargs)
+
+
+def _per_class(cls: type) -> Callable[[Any], bool]:
+    """``isinstance(obj, cls)`` answered once per class of ``obj`` (an ABC check per channel
+    class, not per channel: two per node on a compile)."""
+    known: dict[type, bool] = {}
+
+    def check(obj: Any) -> bool:
+        found = known.get(type(obj))
+        if found is None:
+            found = known[type(obj)] = isinstance(obj, cls)
+        return found
+
+    return check
