@@ -39,7 +39,6 @@ from stepgraph.checkpoint._codec import (
     PutPlan,
     SaverCodec,
     WriteRow,
-    _element_packer,
     reading,
 )
 from stepgraph.checkpoint._concat import MSGPACK
@@ -170,7 +169,6 @@ class CompactCodec(SaverCodec):
         self._stored_pieces = Lru(b["stored_pieces"])  # digest -> stored (compressed) form
         self.thread_keys = Lru(b["thread_keys"])  # thread id -> stored key (keys never change)
         self._row_packer = _plain_packer() if self._plain_arrays else None
-        self._element_packer = _element_packer(serde) if self._plain_arrays else None
         if self._decoded is not None:
             self._reads = ChainReads(b["reads"], self.max_tips)
 

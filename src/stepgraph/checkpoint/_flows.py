@@ -156,11 +156,11 @@ def put_writes(
     regular = plan.regular
     if plan.merged is not None:
         task = plan.merged
-        key = (task[0], task[1], task[2], task[3])
+        task_key = (task[0], task[1], task[2], task[3])
         if d.insert_merged_writes is not None:  # (the check is part of the insert)
-            if (yield Op(d.insert_merged_writes, (*task, *key))):
+            if (yield Op(d.insert_merged_writes, (*task, *task_key))):
                 regular = []
-        elif not (yield Op(d.select_task_writes, key)):
+        elif not (yield Op(d.select_task_writes, task_key)):
             regular = [plan.merged]
     if regular:
         yield Op(d.insert_writes, regular, kind="many")

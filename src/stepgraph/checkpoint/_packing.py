@@ -35,11 +35,20 @@ _KNOWN = {"v", "id", "ts", "channel_versions", "versions_seen", "updated_channel
 _SET, _DEL, _SUB = 0, 1, 2
 
 
-@functools.lru_cache(maxsize=16384)
-def _pack_version_str(v: str) -> int | None:
-    if _VERSION.fullmatch(v):
-        return (int(v[:12]) << 24) | int(v[13:], 16)
-    return None
+def _pack_version(v: Any) -> int | None:
+    """A stepgraph version string (``"000000000042.3fa9c1"``) as one int, else ``None``;
+    remembered in ``_PACKED``."""
+    if type(v) is not str or len(v) != 19:
+        return None
+    n = _PACKED.get(v)
+    if n is None:
+        if not _VERSION.fullmatch(v):
+            return None
+        n = (int(v[:12]) << 24) | int(v[13:], 16)
+        if len(_PACKED) >= _PACKED_MAX:
+            _PACKED.clear()
+        _PACKED[v] = n
+    return n
 
 
 @functools.lru_cache(maxsize=16384)
@@ -95,7 +104,7 @@ def _ids_of(names: list[str]) -> dict[str, int]:
 
 
 _PACKED: dict[str, int] = {}
-"""Version strings packed before (``_pack_version_str`` values): one C dict lookup each in
+"""Version strings packed before (``_pack_version``): one C dict lookup each in
 the fast path of ``_pack_versions``; emptied when it holds ``_PACKED_MAX`` of them."""
 _PACKED_MAX = 16384
 
@@ -114,22 +123,11 @@ def _pack_versions(
     packed: dict[int, int] = {}
     raw: dict[str, Any] = {}
     for key, v in versions.items():
-        n = (
-            _pack_version_str(v)
-            if type(v) is str and len(v) == 19 and type(key) is str
-            else None
-        )
+        n = _pack_version(v) if type(key) is str else None
         if n is None:
             raw[key] = v
         else:
-            if len(_PACKED) >= _PACKED_MAX:
-                _PACKED.clear()
-            _PACKED[v] = n
-            i = ids.get(key)
-            if i is None:
-                i = names.add(key)
-                ids = names.ids
-            packed[i] = n
+            packed[names.id(key)] = n
     return packed, raw
 
 
@@ -213,15 +211,7 @@ def pack(
         else:
             out["um"] = mask
     if inline:
-        iv: dict[int, Any] = {}
-        ids = table.ids
-        for channel, value in inline.items():
-            i = ids.get(channel)
-            if i is None:
-                i = table.add(channel)
-                ids = table.ids
-            iv[i] = value
-        out["iv"] = iv
+        out["iv"] = {table.id(channel): value for channel, value in inline.items()}
     extra = {k: v for k, v in checkpoint.items() if k not in _KNOWN}
     if extra:
         out["x"] = extra
