@@ -42,21 +42,29 @@ def _stamp(fn: types.FunctionType) -> _Key:
             fn.__dict__.get("__signature__"), fn.__dict__.get("__wrapped__"))
 
 
-def _same(a: _Key, b: _Key) -> bool:
-    return (a[0] is b[0] and a[1] is b[1] and a[2] is b[2] and a[3] is b[3] and a[4] is b[4]
-            and a[5] is b[5])
+def _unchanged(stamp: _Key, fn: types.FunctionType) -> bool:
+    """Whether ``fn`` still has its ``stamp`` (``_stamp(fn)`` compared field by field,
+    without making the tuple: lookups of a function far outnumber its changes)."""
+    d = fn.__dict__
+    return (
+        stamp[0] is fn.__code__
+        and stamp[1] is fn.__defaults__
+        and stamp[2] is fn.__kwdefaults__
+        and stamp[3] is fn.__annotations__
+        and stamp[4] is d.get("__signature__")
+        and stamp[5] is d.get("__wrapped__")
+    )
 
 
 def signature(fn: Any) -> inspect.Signature:
     """``inspect.signature(fn)``, remembered for plain functions."""
     if type(fn) is not types.FunctionType:
         return inspect.signature(fn)
-    stamp = _stamp(fn)
     hit = _SIGNATURES.get(fn)
-    if hit is not None and _same(hit[0], stamp):
+    if hit is not None and _unchanged(hit[0], fn):
         return hit[1]
     sig = inspect.signature(fn)
-    _SIGNATURES[fn] = (stamp, sig)
+    _SIGNATURES[fn] = (_stamp(fn), sig)
     return sig
 
 
@@ -65,16 +73,15 @@ def type_hints(fn: Any, *, include_extras: bool = False) -> dict[str, Any]:
     returned map)."""
     if type(fn) is not types.FunctionType:
         return get_type_hints(fn, include_extras=include_extras)
-    stamp = _stamp(fn)
     entries = _HINTS.get(fn)
     if entries is not None:
         hit = entries.get(include_extras)
-        if hit is not None and _same(hit[0], stamp):
+        if hit is not None and _unchanged(hit[0], fn):
             return hit[1]
     hints = get_type_hints(fn, include_extras=include_extras)
     if entries is None:
         entries = _HINTS[fn] = {}
-    entries[include_extras] = (stamp, hints)
+    entries[include_extras] = (_stamp(fn), hints)
     return hints
 
 
@@ -88,16 +95,7 @@ def derived(fn: Any, compute: Callable[[Any], T]) -> T:
     entry = _DERIVED.get(key)
     if entry is not None:
         ref, stamp, values = entry
-        d = fn.__dict__
-        if (  # (``_same(stamp, _stamp(fn))``, inlined: no tuple made on a hit)
-            ref() is fn
-            and stamp[0] is fn.__code__
-            and stamp[1] is fn.__defaults__
-            and stamp[2] is fn.__kwdefaults__
-            and stamp[3] is fn.__annotations__
-            and stamp[4] is d.get("__signature__")
-            and stamp[5] is d.get("__wrapped__")
-        ):
+        if ref() is fn and _unchanged(stamp, fn):
             if compute in values:
                 return values[compute]  # type: ignore[no-any-return]
         else:
