@@ -322,13 +322,9 @@ class DecodedElements:
         ):
             return [f[0]() for f in found_all]  # the usual read: every element seen before
         # (a chat's usual read: all seen before but the last turn's few)
-        if not self._uncloneable:
-            out: list[Any] = [None if f is None else f[0]() for f in found_all]
-            misses = [i for i, f in enumerate(found_all) if f is None]
-        else:
-            dropped = _UNCLONEABLE
-            out = [None if f is None or f[0] is dropped else f[0]() for f in found_all]
-            misses = [i for i, f in enumerate(found_all) if f is None or f[0] is dropped]
+        dropped = _UNCLONEABLE
+        out: list[Any] = [None if f is None or f[0] is dropped else f[0]() for f in found_all]
+        misses = [i for i, f in enumerate(found_all) if f is None or f[0] is dropped]
         if not misses:
             return out
         body = [elements[i] for i in misses]
