@@ -23,7 +23,7 @@ from stepgraph.checkpoint.base import (
     CheckpointMetadata,
     CheckpointTuple,
     RunnableConfig,
-    next_string_version,
+    string_versions,
     thread_target,
 )
 
@@ -141,9 +141,8 @@ class SqlSaver(BaseCheckpointSaver[str]):
             self._codec.forget_ops(ops)
             raise
 
-    def get_next_version(self, current: str | None, channel: Any = None) -> str:
-        """``"%032d.%016f"`` versions: a counter plus a random fraction."""
-        return next_string_version(current)
+    get_next_version = string_versions
+    """Versions as sortable strings: a counter plus a random suffix."""
 
     # --- async API ----------------------------------------------------------------------
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:

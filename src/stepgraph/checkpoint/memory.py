@@ -39,7 +39,7 @@ from stepgraph.checkpoint.base import (
     CheckpointMetadata,
     CheckpointTuple,
     RunnableConfig,
-    next_string_version,
+    string_versions,
     thread_target,
 )
 
@@ -215,9 +215,8 @@ class InMemorySaver(BaseCheckpointSaver[str]):
                 del self.blobs[key]
         self._codec.forget_thread(thread_id)
 
-    def get_next_version(self, current: str | None, channel: Any = None) -> str:
-        """``"%032d.%016f"`` versions: a counter plus a random fraction."""
-        return next_string_version(current)
+    get_next_version = string_versions
+    """Versions as sortable strings: a counter plus a random suffix."""
 
     # --- async API: the dict operations never block, so the sync methods run inline ---
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:

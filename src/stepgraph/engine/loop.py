@@ -32,6 +32,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from stepgraph._constants import PREVIOUS
+from stepgraph.checkpoint.base import next_string_version, string_versions
 from stepgraph.constants import (
     INTERRUPT,
     MISSING,
@@ -86,6 +87,8 @@ def _int_next_version(current: Any, _channel: Any = None) -> int:
 def _saver_next_version(checkpointer: Any) -> Any:
     """The saver's ``get_next_version(current, channel)``, called as LangGraph calls it
     (a custom saver may declare ``channel`` without a default)."""
+    if getattr(type(checkpointer), "get_next_version", None) is string_versions:
+        return next_string_version
     get_next = checkpointer.get_next_version
     return lambda current: get_next(current, None)
 

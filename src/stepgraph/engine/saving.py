@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import inspect
 import weakref
+from collections.abc import Collection
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -58,6 +59,8 @@ class SaveOps:
         "metadata",
         "_extras",
         "_last_config",
+        "_exit_only",
+        "_exit_writes",
     )
 
     def __init__(self, loop: RunLoop) -> None:
@@ -75,9 +78,11 @@ class SaveOps:
         """The next checkpoint stores every delta key whole (its writes cannot rebuild it)."""
         self._untracked: frozenset[str] | None = None
         self.image = CheckpointImage()
-        self.touched = Touched()
-        """Filled by the step's ``apply_writes``; the image refreshes only these."""
-        self._deferred: tuple[str, str, dict[str, Any], list[str] | None] | None = None
+        self.touched: Touched | None = Touched() if self.enabled else None
+        """Filled by the step's ``apply_writes``; the image refreshes only these. ``None``
+        when no step's checkpoint is assembled (no checkpointer, or ``durability="exit"``
+        with no checkpoint streamed): then nothing is tracked."""
+        self._deferred: tuple[str, str, dict[str, Any], Collection[str] | None] | None = None
         """``durability="exit"``: (id, ts, metadata, updated channels) of the checkpoint
         to assemble at the end."""
         self.ts = ""
@@ -91,6 +96,12 @@ class SaveOps:
         self._last_config: tuple[str | None, dict[str, Any]] | None = None
         """The last saver config made: a checkpoint's writes and its child's ``put`` name
         the same checkpoint (one config, as in LangGraph)."""
+        self._exit_only: bool | None = None
+        """Whether only the run's last checkpoint is ever made (``exit_only``, read once)."""
+        self._exit_writes: list[tuple[str, str, list[tuple[str, Any]], str]] = []
+        """``exit_only``: the writes of the tasks finished since the last checkpoint, as
+        ``(checkpoint id, task id, writes, task path)``; made into saver calls only at the
+        end (those before a later checkpoint are never stored)."""
 
     @property
     def loop(self) -> RunLoop:
@@ -114,6 +125,24 @@ class SaveOps:
         """Store the next checkpoint even without a checkpointer (``update_state`` hands
         its ops to the caller's saver)."""
         self.enabled = self.needs_checkpoint = True
+        if self.touched is None:
+            self.touched = Touched()
+            self.image.valid = False
+
+    @property
+    def exit_only(self) -> bool:
+        """``durability="exit"`` with no stream that shows checkpoints: only the last
+        checkpoint is ever made (the durability and the stream modes are fixed for a run)."""
+        only = self._exit_only
+        if only is None:
+            loop = self.loop
+            modes = loop.sink.modes
+            only = self._exit_only = (
+                loop.durability == "exit" and "checkpoints" not in modes and "debug" not in modes
+            )
+            if only:
+                self.touched = None
+        return only
 
     def require_checkpointer(self, what: str) -> None:
         if not self.enabled:
@@ -133,6 +162,7 @@ class SaveOps:
                 # A subgraph that finished keeps nothing: its parent's checkpoint holds the
                 # result. (Interrupted or failed, or with its own history, it is saved.)
                 self.ops = []
+                self._exit_writes = []
                 self._deferred = None
                 return []
             return self._exit_ops()
@@ -143,6 +173,9 @@ class SaveOps:
         """Only the last checkpoint (stored whole, its parent the checkpoint the run started
         from) and the writes after it."""
         ops, self.ops = self.ops, []
+        if self._exit_writes:
+            deferred, self._exit_writes = self._exit_writes, []
+            ops.extend(self._writes_op(*entry) for entry in deferred)
         if self._deferred is not None:
             checkpoint_id, ts, metadata, updated = self._deferred
             self._deferred = None
@@ -152,9 +185,10 @@ class SaveOps:
                 metadata = {**metadata, "parents": self._parents()}
                 metadata.update(_config_metadata(loop.config))
                 self.ts, self.metadata = ts, metadata
-                self.touched.clear()
                 self.image.rebuild(loop)
-            ckpt = self._assemble(checkpoint_id, ts, updated, whole_delta=True)
+            ckpt = self._assemble(
+                checkpoint_id, ts, sorted(updated) if updated is not None else None, whole_delta=True
+            )
         else:  # checkpoints were streamed, so assembled per step: keep the last one
             last = max((i for i, op in enumerate(ops) if op[0] == "put"), default=None)
             if last is None:
@@ -175,18 +209,22 @@ class SaveOps:
         if not self.needs_checkpoint:
             return None
         loop = self.loop
-        exit_only = loop.durability == "exit" and self._exit_unstreamed()
-        if source == "loop" and exit_only:
-            # Nothing of a step's checkpoint is stored or streamed: remember only what the
-            # last one is; its time, metadata and values are made once, at the end.
+        exit_only = self.exit_only if loop.durability == "exit" else False
+        if exit_only:
+            # Only the last checkpoint is stored, assembled at the end: the writes queued
+            # so far belong to this one's predecessors and are never stored.
             self.ops = []
+            self._exit_writes = []
             self.parent_id = prev_id
-            self.touched.clear()
-            self.image.valid = False
-            updated = sorted(loop.updated) if loop.updated is not None else None
-            self._deferred = (loop.checkpoint_id, "", {"source": source, "step": step}, updated)
             self.whole_delta = False
-            return None
+            if source == "loop":
+                # Nothing of a step's checkpoint is stored or streamed: remember only what
+                # the last one is; its time, metadata and values are made once, at the end.
+                self.image.valid = False
+                self._deferred = (
+                    loop.checkpoint_id, "", {"source": source, "step": step}, loop.updated
+                )
+                return None
         ts = datetime.now(UTC).isoformat()
         metadata = self._metadata(source, step)
         self.ts, self.metadata = ts, metadata
@@ -194,17 +232,14 @@ class SaveOps:
         if source == "loop" and image.valid:
             new_versions = image.advance(loop, self.touched)
         else:  # the input, an update or a fork moved channels outside a step: read them all
-            self.touched.clear()
+            if self.touched is not None:
+                self.touched.clear()
             new_versions = image.rebuild(loop)
         self.parent_id = prev_id
-        updated = sorted(loop.updated) if loop.updated is not None else None
         if exit_only:
-            # Only the last checkpoint is stored, assembled at the end: the writes queued
-            # so far belong to this one's predecessors and are never stored.
-            self.ops = []
-            self._deferred = (loop.checkpoint_id, ts, metadata, updated)
-            self.whole_delta = False
+            self._deferred = (loop.checkpoint_id, ts, metadata, loop.updated)
             return None
+        updated = sorted(loop.updated) if loop.updated is not None else None
         ckpt = self._assemble(
             loop.checkpoint_id,
             ts,
@@ -223,17 +258,11 @@ class SaveOps:
         parent = self.loaded_id if loop.durability == "exit" else prev_id
         return ckpt, metadata, parent
 
-    def _exit_unstreamed(self) -> bool:
-        """``durability="exit"`` with no stream that shows checkpoints: only the last one
-        is ever made."""
-        loop = self.loop
-        modes = loop.sink.modes
-        return loop.durability == "exit" and "checkpoints" not in modes and "debug" not in modes
-
     def build(self, ts: str, *, whole_delta: bool = False) -> dict[str, Any]:
         """A checkpoint of the loop as it is now (reads every channel)."""
         loop = self.loop
-        self.touched.clear()
+        if self.touched is not None:
+            self.touched.clear()
         self.image.rebuild(loop)
         updated = sorted(loop.updated) if loop.updated is not None else None
         return self._assemble(loop.checkpoint_id, ts, updated, whole_delta=whole_delta)
@@ -279,9 +308,18 @@ class SaveOps:
     def task_writes(self, task_id: str, writes: list[tuple[str, Any]], path: str) -> None:
         if not self.enabled:
             return
-        loop = self.loop
-        if not loop.checkpoint_id:
+        checkpoint_id = self.loop.checkpoint_id
+        if not checkpoint_id:
             return
+        if self._exit_only:  # stored only if no checkpoint follows: made into a call then
+            self._exit_writes.append((checkpoint_id, task_id, writes, path))
+        else:
+            self.ops.append(self._writes_op(checkpoint_id, task_id, writes, path))
+
+    def _writes_op(
+        self, checkpoint_id: str, task_id: str, writes: list[tuple[str, Any]], path: str
+    ) -> Op:
+        """The ``put_writes`` call storing a task's writes (a copy of the list)."""
         if self.untracked:  # never stored: neither the writes nor inside a Send's argument
             untracked = self.untracked
             writes = [
@@ -289,9 +327,7 @@ class SaveOps:
                 for c, v in writes
                 if c not in untracked
             ]
-        self.ops.append(
-            ("put_writes", self._config(loop.checkpoint_id), list(writes), task_id, path)
-        )
+        return ("put_writes", self._config(checkpoint_id), list(writes), task_id, path)
 
     @property
     def untracked(self) -> frozenset[str]:
