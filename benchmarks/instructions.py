@@ -24,31 +24,26 @@ import shutil
 import subprocess
 import sys
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-DEFAULT_LG_PYTHON = os.path.join(HERE, ".lgvenv", "bin", "python")
+from run import DEFAULT_LG_PYTHON, HERE
 
 _CHILD = r"""
 import os, sys
 sys.path.insert(0, {here!r})
 import workloads as W
-mode, runs = {mode!r}, {runs!r}
-skip = os.environ.get("SGBENCH_SKIP_RUN") == "1"
-if mode == "workload":
-    case = W.WORKLOADS[{name!r}].factory({pkg!r}, False)
-    for k in range(runs + 1):  # (the first is the warm-up, made in both processes)
-        if case.before:
-            case.before()
-        if k == 0 or not skip:
-            case.run()
+import workloads_shapes as S
+pkg, runs, idle, steps = {pkg!r}, {runs!r}, {idle!r}, {steps!r}
+if idle:  # the idle-channel workload's case, with ``steps`` steps
+    builder = S.build_idle(W, pkg, idle)
+    inp = {{"i": 0, "n": steps}}
+    case = S._invoke_case(W, pkg, builder, inp, saver="memory", limit=steps * 2 + 10)
 else:
-    import workloads_shapes as S
-    idle, steps = {idle!r}, {steps!r}
-    builder = S.build_idle(W, {pkg!r}, idle)
-    for k in range(runs + 1):
-        graph = builder.compile(checkpointer=W.memory_saver({pkg!r}))
-        if k == 0 or not skip:
-            cfg = {{"configurable": {{"thread_id": "t"}}, "recursion_limit": steps * 2 + 10}}
-            graph.invoke({{"i": 0, "n": steps}}, cfg)
+    case = W.WORKLOADS[{name!r}].factory(pkg, False)
+skip = os.environ.get("SGBENCH_SKIP_RUN") == "1"
+for k in range(runs + 1):  # (the first is the warm-up, made in both processes)
+    if case.before:
+        case.before()
+    if k == 0 or not skip:
+        case.run()
 """
 
 
@@ -89,11 +84,11 @@ def main(argv: list[str] | None = None) -> int:
     if not a.workloads and not a.idle_steps:
         ap.error("name at least one workload, or --idle-steps")
     for name in a.workloads:
-        n = per_run(python, a.runs, mode="workload", name=name, pkg=a.pkg, idle=0, steps=0)
+        n = per_run(python, a.runs, name=name, pkg=a.pkg, idle=0, steps=0)
         print(f"{name} [{a.pkg}]: {n / 1e6:.1f}M instructions per run")
     if a.idle_steps:
         for idle in (1000, 2000):
-            kw = dict(mode="idle", name="", pkg=a.pkg, idle=idle)
+            kw = dict(name="", pkg=a.pkg, idle=idle)
             short = per_run(python, a.runs, steps=50, **kw)
             long = per_run(python, a.runs, steps=200, **kw)
             print(
