@@ -34,8 +34,12 @@ if TYPE_CHECKING:
 _PUSH_TRIGGERS = (PUSH,)
 
 
-def plan_tasks(loop: RunLoop, *, for_execution: bool) -> dict[str, Task]:
-    """The tasks of the next step, keyed by id, in planning order (PUSH, then PULL)."""
+def plan_tasks(loop: RunLoop, *, for_execution: bool, by_id: bool = True) -> dict[str, Task]:
+    """The tasks of the next step, keyed by id, in planning order (PUSH, then PULL).
+
+    ``by_id=False`` (a step of a run without a checkpointer: nothing looks a task up by id)
+    keys them by their path's sort key instead, and each id is only hashed if it is read
+    (``Task.id``): the same id, made only when a stream, a subgraph or the node asks."""
     tasks: dict[str, Task] = {}
     nodes = loop.nodes
     channels = loop.channels
@@ -53,11 +57,18 @@ def plan_tasks(loop: RunLoop, *, for_execution: bool) -> dict[str, Task]:
                     hint=f"send only to existing nodes: {sorted(nodes)}",
                 )
             path = (PUSH, idx, False)
-            tid = make_task_id(ckpt_id, ns, step, packet.node, PUSH, idx)
-            tasks[tid] = Task(
-                tid, packet.node, path, packet.arg, node, _PUSH_TRIGGERS, loop, step,
-                _timeout(node, packet),
-            )
+            if by_id:
+                tid = make_task_id(ckpt_id, ns, step, packet.node, PUSH, idx)
+                tasks[tid] = Task(
+                    tid, packet.node, path, packet.arg, node, _PUSH_TRIGGERS, loop, step,
+                    _timeout(node, packet),
+                )
+            else:
+                key = path_sort_key(path)
+                tasks[key] = Task(
+                    None, packet.node, path, packet.arg, node, _PUSH_TRIGGERS, loop, step,
+                    _timeout(node, packet), key, (ckpt_id, ns, step, packet.node, PUSH, idx),
+                )
     updated = loop.updated
     if updated is None:
         candidates: Any = nodes
@@ -93,16 +104,22 @@ def plan_tasks(loop: RunLoop, *, for_execution: bool) -> dict[str, Task]:
         if not fired:
             continue
         triggers = tuple(sorted(fired)) if len(fired) > 1 else tuple(fired)
-        tid = make_task_id(ckpt_id, ns, step, name, PULL, *triggers)
         inp = read_input(loop, node, inputs_cache) if for_execution else None
         if inp is _SKIP:
             continue
         pull = _PULL_PATHS.get(name)
         if pull is None:
             pull = _pull_path(name)
-        tasks[tid] = Task(
-            tid, name, pull[0], inp, node, triggers, loop, step, node.timeout, pull[1]
-        )
+        if by_id:
+            tid = make_task_id(ckpt_id, ns, step, name, PULL, *triggers)
+            tasks[tid] = Task(
+                tid, name, pull[0], inp, node, triggers, loop, step, node.timeout, pull[1]
+            )
+        else:
+            tasks[pull[1]] = Task(
+                None, name, pull[0], inp, node, triggers, loop, step, node.timeout, pull[1],
+                (ckpt_id, ns, step, name, PULL, *triggers),
+            )
     return tasks
 
 

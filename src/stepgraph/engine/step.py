@@ -49,7 +49,10 @@ class StepPhase:
                 ),
                 code="SG302",
             )
-        self.tasks = planner.plan_tasks(self, for_execution=True)
+        # Without a checkpointer no task is looked up by id: ids are made only if read.
+        self.tasks = planner.plan_tasks(
+            self, for_execution=True, by_id=self.saves.enabled or bool(self.pending_writes)
+        )
         if not self.tasks:
             self.status = "done"
             return NONE

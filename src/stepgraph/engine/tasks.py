@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from stepgraph.constants import NS_END, NS_SEP
-from stepgraph.engine.ids import path_sort_key
+from stepgraph.engine.ids import path_sort_key, task_id
 
 if TYPE_CHECKING:
     from stepgraph.config import RunnableConfig
@@ -34,7 +34,8 @@ class Task:
     """
 
     __slots__ = (
-        "id",
+        "_id",
+        "_id_parts",
         "name",
         "path",
         "input",
@@ -69,7 +70,7 @@ class Task:
 
     def __init__(
         self,
-        id: str,
+        id: str | None,
         name: str,
         path: TaskPath,
         input: Any,
@@ -79,8 +80,13 @@ class Task:
         step: int,
         timeout: TimeoutPolicy | None = None,
         sort_key: str | None = None,
+        id_parts: tuple[str | int, ...] = (),
     ) -> None:
-        self.id = id
+        self._id = id
+        self._id_parts = id_parts
+        """With ``id`` ``None``: what ``task_id`` hashes into the id, made on first read (a
+        run without a checkpointer mostly never reads it: the planner keys its tasks by
+        node name or ``Send`` index then)."""
         self.name = name
         self.path = path
         self.input = input
@@ -121,6 +127,14 @@ class Task:
         return f"Task(name={self.name!r}, id={self.id!r}, path={self.path!r})"
 
     # -- identity ---------------------------------------------------------------------------
+    @property
+    def id(self) -> str:
+        """The deterministic task id (``engine.ids.task_id`` of its parts)."""
+        made = self._id
+        if made is None:
+            made = self._id = task_id(*self._id_parts)
+        return made
+
     @property
     def ns(self) -> str:
         """This task's checkpoint namespace: ``parent_ns|name:id`` (``name:id`` at the root)."""
