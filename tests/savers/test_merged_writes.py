@@ -67,3 +67,60 @@ def test_a_special_write_does_not_stop_a_merged_row(saver: Any) -> None:
     assert _stored(saver, config) == sorted(
         [("task1", ERROR, "boom"), ("task1", "a", 1), ("task1", "b", 1)], key=repr
     )
+
+
+def _batch_ops(saver: Any) -> tuple[list[tuple[Any, ...]], list[Any]]:
+    """Save ops of two checkpoints of one thread and one of another, with repeated tasks,
+    special writes and single writes, as the engine hands them to ``perform_batch``."""
+    ops: list[tuple[Any, ...]] = []
+    configs: list[Any] = []
+    for thread in ("t", "u"):
+        prev = None
+        parent = thread_config(thread)
+        for step, value in enumerate((1, 2) if thread == "t" else (3,)):
+            cp, new = next_checkpoint(saver, prev, {"a": value, "b": [value] * 3})
+            ops.append(("put", parent, cp, {"source": "loop", "step": step}, new))
+            config = thread_config(thread, checkpoint_id=cp["id"])
+            configs.append(config)
+            ops += [
+                ("put_writes", config, [("a", f"{value}-1")], "task1", ""),
+                ("put_writes", config, [("a", f"{value}-2"), ("b", value)], "task1", ""),
+                ("put_writes", config, [("a", value), ("b", value)], "task2", ""),
+                ("put_writes", config, [("a", value), ("b", value)], "task2", ""),
+                ("put_writes", config, [(ERROR, f"boom {value}")], "task3", ""),
+                ("put_writes", config, [("a", value), ("b", value)], "task3", ""),
+                ("put_writes", config, [(ERROR, "again")], "task3", ""),
+            ]
+            prev, parent = cp, config
+    return ops, configs
+
+
+def test_a_batch_stores_what_the_calls_one_by_one_store(saver: Any, tmp_path: Path) -> None:
+    """``perform_batch`` groups the rows of many saves into one statement per kind; what is
+    stored is what the same calls made one by one store, writes stored before included."""
+    ops, configs = _batch_ops(saver)
+    with SqliteSaver.from_conn_string(str(tmp_path / "one-by-one.db")) as reference:
+        for target in (reference, saver):
+            # a write stored before the batch: task2's rows of the first checkpoint stay
+            target.put(*ops[0][1:])
+            target.put_writes(configs[0], [("b", "before")], "task2")
+        for op in ops:
+            if op[0] == "put":
+                reference.put(*op[1:])
+            else:
+                reference.put_writes(*op[1:])
+        saver.perform_batch(ops)
+        for config in configs:
+            expected = _stored(reference, config)
+            assert _stored(saver, config) == expected
+            found = saver.get_tuple(config)
+            assert found is not None
+            assert found.checkpoint["channel_values"] == (
+                reference.get_tuple(config).checkpoint["channel_values"]  # type: ignore[union-attr]
+            )
+    first = _stored(saver, configs[0])
+    # task1: its single write, then the second call's write at the next index
+    assert [w for w in first if w[0] == "task1"] == [("task1", "a", "1-1"), ("task1", "b", 1)]
+    # task2 had a write stored at index 0 before the batch: only index 1 is added
+    assert [w for w in first if w[0] == "task2"] == [("task2", "b", "before"), ("task2", "b", 1)]
+    assert ("task3", ERROR, "again") in first and ("task3", "a", 1) in first

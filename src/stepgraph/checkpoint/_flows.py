@@ -174,13 +174,72 @@ def batch(d: Dialect, codec: CompactCodec, ops: Sequence[tuple[Any, ...]]) -> Fl
 
     Each plan is remembered as soon as it is made, so a put can be a diff of the put before
     it in the same batch; if the transaction fails, the caller calls ``codec.forget_ops``.
+    The rows of all the plans are then stored with one statement per kind (``_store``).
     """
+    if len(ops) <= 2:  # (one step's save: the plain flows, no grouping to pay for)
+        for op in ops:
+            if op[0] == "put":
+                plan = yield from put(d, codec, op[1], op[2], op[3], op[4])
+                plan.commit()
+            elif op[2]:
+                codec.written((yield from put_writes(d, codec, op[1], op[2], op[3], op[4])))
+        return
+    puts: list[CompactPlan] = []
+    writes: list[WritesPlan] = []
     for op in ops:
+        thread_id = thread_target(op[1])[0]
+        if _stored_as_is(thread_id):
+            key: str | None = thread_id
+        else:
+            key = yield from _thread_key(d, codec, thread_id, create=True)
         if op[0] == "put":
-            plan = yield from put(d, codec, op[1], op[2], op[3], op[4])
+            plan = codec.plan_put(op[1], op[2], op[3], op[4], thread_key=key)
             plan.commit()
+            puts.append(plan)
         elif op[2]:
-            codec.written((yield from put_writes(d, codec, op[1], op[2], op[3], op[4])))
+            w = codec.plan_write_rows(op[1], op[2], op[3], op[4], thread_key=key)
+            codec.written(w)
+            writes.append(w)
+    yield from _store(d, puts, writes)
+
+
+def _store(d: Dialect, puts: list[CompactPlan], writes: list[WritesPlan]) -> Flow[None]:
+    """The rows of a batch's plans, one ``executemany`` per kind. The writes keep the order
+    of the plans: a task's regular writes go in as one merged row only when the task has
+    none stored (found for all the batch's tasks by one query) nor from a plan before."""
+    pieces = [row for p in puts for row in p.piece_rows]
+    pieces.extend(row for w in writes for row in w.pieces)
+    if pieces:
+        yield Op(d.insert_pieces, pieces, kind="many")
+    blobs = [row for p in puts for row in p.blob_rows]
+    if blobs:
+        yield Op(d.insert_blobs, blobs, kind="many")
+    if puts:
+        yield Op(d.upsert_checkpoint, [p.checkpoint_row for p in puts], kind="many")
+    if not writes:
+        return
+    tasks = list(dict.fromkeys(w.merged[:4] for w in writes if w.merged is not None))
+    stored: set[tuple[Any, ...]] = set()
+    if tasks:
+        found = yield Op(d.select_written_tasks, d.keys(tasks, 4))
+        stored = {tuple(row) for row in found}
+    regular: list[WriteRow] = []
+    special: list[WriteRow] = []
+    for w in writes:
+        rows = w.regular
+        if w.merged is not None:
+            task = w.merged[:4]
+            if task not in stored:
+                rows = [w.merged]
+                stored.add(task)  # (a later plan of this task keeps what this one stored)
+        elif rows:
+            stored.add(rows[0][:4])
+        regular.extend(rows)
+        special.extend(w.special)
+    if regular:
+        yield Op(d.insert_writes, regular, kind="many")
+    if special:
+        yield Op(d.upsert_writes, special, kind="many")
 
 
 def _thread_key(

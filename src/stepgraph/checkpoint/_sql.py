@@ -189,6 +189,16 @@ class Dialect(SqlSchema):
             "AND checkpoint_id = ? AND task_id = ? AND idx >= 0"
         )
         self.select_task_writes = self.q(f"{task_writes} LIMIT 1")
+        # The tasks of a key list (thread, namespace, checkpoint, task) that have a regular
+        # write stored: one query for all the tasks of a batch of saves.
+        self.select_written_tasks = self.q(
+            "WITH want(thread_id, checkpoint_ns, checkpoint_id, task_id) AS ("
+            + self._keys_table(4)
+            + ") SELECT DISTINCT w.thread_id, w.checkpoint_ns, w.checkpoint_id, w.task_id "
+            "FROM want k JOIN sg_checkpoint_writes w ON w.thread_id = k.thread_id "
+            "AND w.checkpoint_ns = k.checkpoint_ns AND w.checkpoint_id = k.checkpoint_id "
+            "AND w.task_id = k.task_id AND w.idx >= 0"
+        )
         # PostgreSQL: a task's merged row goes in only when the task has no regular write
         # stored yet, and returns a row when it did (one round trip instead of two). Not on
         # SQLite: an INSERT that reads its own table there runs the SELECT into a temporary
