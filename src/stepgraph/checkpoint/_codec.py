@@ -222,6 +222,20 @@ def _newer(version: str, than: str) -> bool:
     return len(version) == len(than) and version > than
 
 
+def write_target(config: RunnableConfig) -> tuple[str, str, str]:
+    """``(thread_id, checkpoint_ns, checkpoint_id)`` that ``put_writes`` stores under; SG411
+    when the config names no checkpoint."""
+    thread_id, ns, checkpoint_id = thread_target(config)
+    if checkpoint_id is None:
+        raise SaverError(
+            "put_writes needs config['configurable']['checkpoint_id']: the checkpoint "
+            "the writes belong to.",
+            code="SG411",
+            hint="pass the config returned by put()",
+        )
+    return thread_id, ns, checkpoint_id
+
+
 class SaverCodec:
     """Encodes and decodes saver rows with ``serde``; holds the delta memory (thread-safe)."""
 
@@ -296,14 +310,7 @@ class SaverCodec:
         """``(regular, special)`` write rows; special ones (negative idx) overwrite.
 
         ``dumps`` encodes a value (default ``serde.dumps_typed``)."""
-        thread_id, ns, checkpoint_id = thread_target(config)
-        if checkpoint_id is None:
-            raise SaverError(
-                "put_writes needs config['configurable']['checkpoint_id']: the checkpoint "
-                "the writes belong to.",
-                code="SG411",
-                hint="pass the config returned by put()",
-            )
+        thread_id, ns, checkpoint_id = write_target(config)
         regular: list[WriteRow] = []
         special: list[WriteRow] = []
         dumps = dumps or self.dumps_value

@@ -40,6 +40,7 @@ from stepgraph.checkpoint._codec import (
     SaverCodec,
     WriteRow,
     reading,
+    write_target,
 )
 from stepgraph.checkpoint._concat import MSGPACK
 from stepgraph.checkpoint._ids import loaded_id, loaded_version, stored_id, stored_version
@@ -57,7 +58,7 @@ from stepgraph.checkpoint.base import (
 )
 from stepgraph.checkpoint.serde._backend import get_backend
 from stepgraph.checkpoint.serde._limits import limit_error, limits_of
-from stepgraph.constants import MISSING
+from stepgraph.constants import MISSING, WRITES_IDX_MAP
 
 if TYPE_CHECKING:
     from stepgraph.checkpoint.serde.base import SerializerProtocol
@@ -358,30 +359,25 @@ class CompactCodec(SaverCodec):
     ) -> WritesPlan:
         """``plan_writes`` with ids and paths shortened, large elements split off, and the
         regular writes also offered as one merged row (see ``WritesPlan``)."""
+        thread_name, ns, checkpoint_id = write_target(config)
+        thread_id = thread_key or thread_name
+        checkpoint, task, path = stored_id(checkpoint_id), stored_id(task_id), short_path(task_path)
         pieces: dict[bytes, bytes] = {}
-        regular, special = self.plan_writes(
-            config, writes, task_id, task_path, dumps=lambda value: self._pieced(value, pieces)
-        )
-        path = short_path(task_path)
-        thread_id = thread_key or str(config["configurable"]["thread_id"])
-        split: list[list[WriteRow]] = []
-        for rows in (regular, special):
-            if not rows:
-                split.append([])
-                continue
-            # (every row of one put_writes names the same checkpoint and task)
-            checkpoint_id, task = stored_id(rows[0][2]), stored_id(rows[0][3])
-            split.append([(thread_id, w[1], checkpoint_id, task, w[4], w[5],
-                           stored_type(w[6]), w[7], path) for w in rows])  # fmt: skip
+        regular: list[WriteRow] = []
+        special: list[WriteRow] = []
+        for idx, (channel, value) in enumerate(writes):
+            fixed = WRITES_IDX_MAP.get(channel)
+            typ, data = self._pieced(value, pieces)
+            row = (thread_id, ns, checkpoint, task, idx if fixed is None else fixed, channel,
+                   stored_type(typ), data, path)  # fmt: skip
+            (regular if fixed is None else special).append(row)
         merged: WriteRow | None = None
         if len(regular) > 1:
-            first = split[0][0]
-            typ, data = self._dumps_row([[w[5], w[6], w[7]] for w in split[0]])
-            merged = (*first[:5], "", MERGED + stored_type(typ), data, path)  # type: ignore[assignment]
+            typ, data = self._dumps_row([[w[5], w[6], w[7]] for w in regular])
+            merged = (*regular[0][:5], "", MERGED + stored_type(typ), data, path)  # type: ignore[assignment]
         piece_rows = self._piece_rows(thread_id, pieces) if pieces else []
-        name = str(config["configurable"]["thread_id"])
-        key = None if thread_id == name else (name, thread_id)
-        return WritesPlan(split[0], split[1], piece_rows, merged, pieces, key)
+        key = None if thread_id == thread_name else (thread_name, thread_id)
+        return WritesPlan(regular, special, piece_rows, merged, pieces, key)
 
     @reading
     def expand_writes(self, rows: Sequence[WriteRow]) -> list[WriteRow]:
