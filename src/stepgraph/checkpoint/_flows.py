@@ -119,11 +119,9 @@ def put(
 ) -> Flow[CompactPlan]:
     """Store a checkpoint row, its blobs and the pieces they reference; returns the plan,
     to ``commit()`` once the transaction is."""
-    thread_id = thread_target(config)[0]
-    if _stored_as_is(thread_id):  # (most are: no generator for the usual case)
-        key: str | None = thread_id
-    else:
-        key = yield from _thread_key(d, codec, thread_id, create=True)
+    key = _short_thread(config)
+    if key is None:  # (a long thread id: its key, made if needed)
+        key = yield from _thread_key(d, codec, thread_target(config)[0], create=True)
     plan = codec.plan_put(config, checkpoint, metadata, new_versions, thread_key=key)
     if plan.piece_rows:
         yield Op(d.insert_pieces, plan.piece_rows, kind="many")
@@ -145,11 +143,9 @@ def put_writes(
 
     A task's regular writes go in as one merged row when the task has none stored yet.
     """
-    thread_id = thread_target(config)[0]
-    if _stored_as_is(thread_id):
-        key: str | None = thread_id
-    else:
-        key = yield from _thread_key(d, codec, thread_id, create=True)
+    key = _short_thread(config)
+    if key is None:  # (a long thread id: its key, made if needed)
+        key = yield from _thread_key(d, codec, thread_target(config)[0], create=True)
     plan = codec.plan_write_rows(config, writes, task_id, task_path, thread_key=key)
     if plan.pieces:
         yield Op(d.insert_pieces, plan.pieces, kind="many")
@@ -187,11 +183,9 @@ def batch(d: Dialect, codec: CompactCodec, ops: Sequence[tuple[Any, ...]]) -> Fl
     puts: list[CompactPlan] = []
     writes: list[WritesPlan] = []
     for op in ops:
-        thread_id = thread_target(op[1])[0]
-        if _stored_as_is(thread_id):
-            key: str | None = thread_id
-        else:
-            key = yield from _thread_key(d, codec, thread_id, create=True)
+        key = _short_thread(op[1])
+        if key is None:
+            key = yield from _thread_key(d, codec, thread_target(op[1])[0], create=True)
         if op[0] == "put":
             plan = codec.plan_put(op[1], op[2], op[3], op[4], thread_key=key)
             plan.commit()
@@ -240,6 +234,13 @@ def _store(d: Dialect, puts: list[CompactPlan], writes: list[WritesPlan]) -> Flo
         yield Op(d.insert_writes, regular, kind="many")
     if special:
         yield Op(d.upsert_writes, special, kind="many")
+
+
+def _short_thread(config: RunnableConfig) -> str | None:
+    """The thread id a save's rows store as it is, ``None`` for one stored under a key
+    (``_thread_key``): the usual case needs no statement, so no generator."""
+    thread_id = thread_target(config)[0]
+    return thread_id if _stored_as_is(thread_id) else None
 
 
 def _thread_key(

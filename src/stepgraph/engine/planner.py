@@ -57,18 +57,13 @@ def plan_tasks(loop: RunLoop, *, for_execution: bool, by_id: bool = True) -> dic
                     hint=f"send only to existing nodes: {sorted(nodes)}",
                 )
             path = (PUSH, idx, False)
-            if by_id:
-                tid = make_task_id(ckpt_id, ns, step, packet.node, PUSH, idx)
-                tasks[tid] = Task(
-                    tid, packet.node, path, packet.arg, node, _PUSH_TRIGGERS, loop, step,
-                    _timeout(node, packet),
-                )
-            else:
-                key = path_sort_key(path)
-                tasks[key] = Task(
-                    None, packet.node, path, packet.arg, node, _PUSH_TRIGGERS, loop, step,
-                    _timeout(node, packet), key, (ckpt_id, ns, step, packet.node, PUSH, idx),
-                )
+            sort_key = path_sort_key(path)
+            parts = (ckpt_id, ns, step, packet.node, PUSH, idx)
+            tid = make_task_id(*parts) if by_id else None
+            tasks[tid or sort_key] = Task(
+                tid, packet.node, path, packet.arg, node, _PUSH_TRIGGERS, loop, step,
+                _timeout(node, packet), sort_key, parts,
+            )
     updated = loop.updated
     if updated is None:
         candidates: Any = nodes
@@ -110,16 +105,11 @@ def plan_tasks(loop: RunLoop, *, for_execution: bool, by_id: bool = True) -> dic
         pull = _PULL_PATHS.get(name)
         if pull is None:
             pull = _pull_path(name)
-        if by_id:
-            tid = make_task_id(ckpt_id, ns, step, name, PULL, *triggers)
-            tasks[tid] = Task(
-                tid, name, pull[0], inp, node, triggers, loop, step, node.timeout, pull[1]
-            )
-        else:
-            tasks[pull[1]] = Task(
-                None, name, pull[0], inp, node, triggers, loop, step, node.timeout, pull[1],
-                (ckpt_id, ns, step, name, PULL, *triggers),
-            )
+        parts = (ckpt_id, ns, step, name, PULL, *triggers)
+        tid = make_task_id(*parts) if by_id else None
+        tasks[tid or pull[1]] = Task(
+            tid, name, pull[0], inp, node, triggers, loop, step, node.timeout, pull[1], parts
+        )
     return tasks
 
 

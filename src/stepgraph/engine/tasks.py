@@ -86,7 +86,7 @@ class Task:
         self._id_parts = id_parts
         """With ``id`` ``None``: what ``task_id`` hashes into the id, made on first read (a
         run without a checkpointer mostly never reads it: the planner keys its tasks by
-        node name or ``Send`` index then)."""
+        their path's sort key then)."""
         self.name = name
         self.path = path
         self.input = input
