@@ -38,6 +38,25 @@ rm -rf agent-chat-app
 #    package.json: next 15.5.29, @langchain/langgraph-sdk 0.0.x, react 19)
 cp "$HERE/web.package-lock.json" "$APP/package-lock.json"
 cd "$APP"
+#    The template asks for some packages at "latest" (turbo): npm ci would then refuse the lock
+#    as soon as the registry publishes a newer release. Pin each such spec to the lock's version.
+node -e '
+const fs = require("fs");
+const pkg = JSON.parse(fs.readFileSync("package.json", "utf8"));
+const lock = JSON.parse(fs.readFileSync("package-lock.json", "utf8"));
+const root = lock.packages[""];
+for (const field of ["dependencies", "devDependencies"]) {
+  for (const [name, spec] of Object.entries(pkg[field] || {})) {
+    if (spec !== "latest") continue;
+    const locked = lock.packages["node_modules/" + name];
+    if (!locked) throw new Error(name + " is at latest in package.json but not in the lock");
+    pkg[field][name] = locked.version;
+    if (root[field] && root[field][name] === "latest") root[field][name] = locked.version;
+  }
+}
+fs.writeFileSync("package.json", JSON.stringify(pkg, null, 2) + "\n");
+fs.writeFileSync("package-lock.json", JSON.stringify(lock, null, 2) + "\n");
+'
 t1=$SECONDS
 npm ci --no-audit --no-fund --loglevel=error
 t2=$SECONDS
