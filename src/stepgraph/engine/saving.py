@@ -27,6 +27,7 @@ from stepgraph.types import Send
 
 if TYPE_CHECKING:
     from stepgraph.engine.loop import RunLoop
+    from stepgraph.engine.tasks import Task
 
 Op = tuple[Any, ...]
 
@@ -98,10 +99,10 @@ class SaveOps:
         the same checkpoint (one config, as in LangGraph)."""
         self._exit_only: bool | None = None
         """Whether only the run's last checkpoint is ever made (``exit_only``, read once)."""
-        self._exit_writes: list[tuple[str, str, list[tuple[str, Any]], str]] = []
+        self._exit_writes: list[tuple[str, str | Task, list[tuple[str, Any]], str]] = []
         """``exit_only``: the writes of the tasks finished since the last checkpoint, as
-        ``(checkpoint id, task id, writes, task path)``; made into saver calls only at the
-        end (those before a later checkpoint are never stored)."""
+        ``(checkpoint id, task id or planned task, writes, task path)``; made into saver
+        calls only at the end (those before a later checkpoint are never stored)."""
 
     @property
     def loop(self) -> RunLoop:
@@ -175,7 +176,10 @@ class SaveOps:
         ops, self.ops = self.ops, []
         if self._exit_writes:
             deferred, self._exit_writes = self._exit_writes, []
-            ops.extend(self._writes_op(*entry) for entry in deferred)
+            ops.extend(
+                self._writes_op(ckpt_id, task if type(task) is str else task.id, writes, path)
+                for ckpt_id, task, writes, path in deferred
+            )
         if self._deferred is not None:
             checkpoint_id, ts, metadata, updated = self._deferred
             self._deferred = None
@@ -315,6 +319,19 @@ class SaveOps:
             self._exit_writes.append((checkpoint_id, task_id, writes, path))
         else:
             self.ops.append(self._writes_op(checkpoint_id, task_id, writes, path))
+
+    def planned_task_writes(self, task: Task, writes: list[tuple[str, Any]]) -> None:
+        """``task_writes`` of a planned task. Under ``exit_only`` its id (a hash) is made
+        only if the writes are stored, at the end: a step's tasks then need no id."""
+        if not self.enabled:
+            return
+        checkpoint_id = self.loop.checkpoint_id
+        if not checkpoint_id:
+            return
+        if self._exit_only:
+            self._exit_writes.append((checkpoint_id, task, writes, task.sort_key))
+        else:
+            self.ops.append(self._writes_op(checkpoint_id, task.id, writes, task.sort_key))
 
     def _writes_op(
         self, checkpoint_id: str, task_id: str, writes: list[tuple[str, Any]], path: str

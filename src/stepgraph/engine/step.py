@@ -49,9 +49,13 @@ class StepPhase:
                 ),
                 code="SG302",
             )
-        # Without a checkpointer no task is looked up by id: ids are made only if read.
+        # Without a checkpointer, or one that stores only the last checkpoint, no task is
+        # looked up by id: ids are made only if read.
+        saves = self.saves
         self.tasks = planner.plan_tasks(
-            self, for_execution=True, by_id=self.saves.enabled or bool(self.pending_writes)
+            self,
+            for_execution=True,
+            by_id=bool(self.pending_writes) or (saves.enabled and not saves.exit_only),
         )
         if not self.tasks:
             self.status = "done"
@@ -254,11 +258,11 @@ def _keep_writes(saves: SaveOps, task: Task, failed: bool) -> None:
     """Queue what a finished task stores: its error, its interrupt (and resume values), or
     its writes (``NO_WRITES`` for none) and resume values."""
     if failed:
-        saves.task_writes(task.id, task.writes, task.sort_key)
+        saves.planned_task_writes(task, task.writes)
         return
     if task.paused:
-        saves.task_writes(task.id, [(INTERRUPT, task.interrupts)], task.sort_key)
+        saves.planned_task_writes(task, [(INTERRUPT, task.interrupts)])
     else:
-        saves.task_writes(task.id, task.writes or [(NO_WRITES, None)], task.sort_key)
+        saves.planned_task_writes(task, task.writes or [(NO_WRITES, None)])
     if task.resume:
-        saves.task_writes(task.id, [(RESUME, list(task.resume))], task.sort_key)
+        saves.planned_task_writes(task, [(RESUME, list(task.resume))])

@@ -12,6 +12,7 @@ from typing_extensions import TypedDict
 
 from stepgraph.checkpoint.memory import InMemorySaver
 from stepgraph.engine import loop as loop_module
+from stepgraph.engine import planner as planner_module
 from stepgraph.engine import tasks as tasks_module
 from stepgraph.graph import END, START, StateGraph
 from stepgraph.runtime import get_runtime
@@ -60,7 +61,7 @@ def fixed_checkpoint_ids(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
 
 @pytest.fixture
 def hashed(monkeypatch: pytest.MonkeyPatch) -> list[tuple[Any, ...]]:
-    """Every id ``Task.id`` hashes on first read."""
+    """Every task id hashed: by ``Task.id`` on first read, or by an eager plan."""
     made: list[tuple[Any, ...]] = []
     real = tasks_module.task_id
 
@@ -69,6 +70,7 @@ def hashed(monkeypatch: pytest.MonkeyPatch) -> list[tuple[Any, ...]]:
         return real(*parts)
 
     monkeypatch.setattr(tasks_module, "task_id", counting)
+    monkeypatch.setattr(planner_module, "make_task_id", counting)  # (an eager plan's ids)
     return made
 
 
@@ -99,3 +101,55 @@ def test_ids_read_without_a_checkpointer_are_the_checkpointed_runs_ids(
     # the node reads the same id as the stream reports (the Sends' three ids)
     assert sorted(final["seen"]) == sorted(ids[1:])
     assert final == [p for mode, p in with_saver if mode == "values"][-1]
+
+
+def test_an_exit_durability_run_that_finishes_hashes_no_id(hashed: list[tuple[Any, ...]]) -> None:
+    saved = _graph(record_ids=False).compile(checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "t"}}
+    out = saved.invoke({"n": 0, "seen": []}, config, durability="exit")
+    assert out == {"n": 1, "seen": []}
+    assert hashed == []  # only the last checkpoint is stored, with no task writes after it
+    assert saved.get_state(config).values == out
+
+
+def _interrupting() -> StateGraph:
+    from stepgraph.types import interrupt
+
+    def start(state: State) -> dict[str, Any]:
+        return {"n": state["n"] + 1}
+
+    def work(state: State) -> dict[str, Any]:
+        answer = interrupt(f"work {state['n']}?")
+        return {"seen": [f"{state['n']}:{answer}"]}
+
+    builder = StateGraph(State)
+    builder.add_node("start", start)
+    builder.add_node("work", work)
+    builder.add_edge(START, "start")
+    builder.add_conditional_edges("start", _fan_out, ["work"])
+    builder.add_edge("work", END)
+    return builder
+
+
+@pytest.mark.parametrize("durability", ["exit", "sync"])
+def test_writes_stored_at_exit_carry_the_ids_a_resume_plans(
+    durability: str, fixed_checkpoint_ids: list[Any]
+) -> None:
+    """An interrupted step's writes (stored only at the end under ``exit``) are stored under
+    the ids of its tasks, the same as under ``sync``, and a resume matches them."""
+    saver = InMemorySaver()
+    graph = _interrupting().compile(checkpointer=saver)
+    config = {"configurable": {"thread_id": "t"}}
+    graph.invoke({"n": 0, "seen": []}, config, durability=durability)  # type: ignore[arg-type]
+    state = graph.get_state(config)
+    interrupts = {i.id: i.value for t in state.tasks for i in t.interrupts}
+    assert sorted(interrupts.values()) == ["work 0?", "work 1?", "work 2?"]
+    stored = saver.get_tuple(config)
+    assert stored is not None
+    stored_ids = {task_id for task_id, _, _ in stored.pending_writes}
+    assert stored_ids == {t.id for t in state.tasks}
+    from stepgraph.types import Command
+
+    resume = {iid: value.split()[1].rstrip("?") for iid, value in interrupts.items()}
+    out = graph.invoke(Command(resume=resume), config, durability=durability)  # type: ignore[arg-type]
+    assert sorted(out["seen"]) == ["0:0", "1:1", "2:2"]
