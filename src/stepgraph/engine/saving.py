@@ -13,9 +13,9 @@ import functools
 import inspect
 import weakref
 from collections.abc import Collection
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from stepgraph._clock import utc_now_iso
 from stepgraph.channels.untracked_value import UntrackedValue
 from stepgraph.checkpoint.base import EXCLUDED_METADATA_KEYS as _EXCLUDED
 from stepgraph.constants import NULL_TASK_ID, TASKS
@@ -185,7 +185,7 @@ class SaveOps:
             self._deferred = None
             if not ts:  # deferred from a step: made now, from the channels as they are
                 loop = self.loop
-                ts = datetime.now(UTC).isoformat()
+                ts = utc_now_iso()
                 metadata = {**metadata, "parents": self._parents()}
                 metadata.update(_config_metadata(loop.config))
                 self.ts, self.metadata = ts, metadata
@@ -229,7 +229,7 @@ class SaveOps:
                     loop.checkpoint_id, "", {"source": source, "step": step}, loop.updated
                 )
                 return None
-        ts = datetime.now(UTC).isoformat()
+        ts = utc_now_iso()
         metadata = self._metadata(source, step)
         self.ts, self.metadata = ts, metadata
         image = self.image

@@ -7,9 +7,9 @@ description, the state after a paused step) is computed by the loop and passed i
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from stepgraph._clock import utc_now_iso
 from stepgraph.constants import ERROR, INTERRUPT, MISSING, RETURN
 
 if TYPE_CHECKING:
@@ -17,8 +17,7 @@ if TYPE_CHECKING:
     from stepgraph.engine.tasks import Task
 
 
-def _now() -> str:
-    return datetime.now(UTC).isoformat()
+_now = utc_now_iso
 
 
 def update_payload(loop: RunLoop, task: Task) -> Any:
