@@ -16,7 +16,7 @@ from stepgraph.engine import planner as planner_module
 from stepgraph.engine import tasks as tasks_module
 from stepgraph.graph import END, START, StateGraph
 from stepgraph.runtime import get_runtime
-from stepgraph.types import Send
+from stepgraph.types import Command, Send, interrupt
 
 
 class State(TypedDict):
@@ -29,12 +29,18 @@ def _fan_out(state: State) -> list[Send]:
 
 
 def _graph(record_ids: bool) -> StateGraph:
-    def start(state: State) -> dict[str, Any]:
-        return {"n": state["n"] + 1}
-
     def work(state: State) -> dict[str, Any]:
         seen = [get_runtime().execution_info.task_id] if record_ids else []
         return {"seen": seen}
+
+    return _fanning_out_to(work)
+
+
+def _fanning_out_to(work: Any) -> StateGraph:
+    """``start`` increments ``n``, then three Sends to ``work``."""
+
+    def start(state: State) -> dict[str, Any]:
+        return {"n": state["n"] + 1}
 
     builder = StateGraph(State)
     builder.add_node("start", start)
@@ -113,22 +119,11 @@ def test_an_exit_durability_run_that_finishes_hashes_no_id(hashed: list[tuple[An
 
 
 def _interrupting() -> StateGraph:
-    from stepgraph.types import interrupt
-
-    def start(state: State) -> dict[str, Any]:
-        return {"n": state["n"] + 1}
-
     def work(state: State) -> dict[str, Any]:
         answer = interrupt(f"work {state['n']}?")
         return {"seen": [f"{state['n']}:{answer}"]}
 
-    builder = StateGraph(State)
-    builder.add_node("start", start)
-    builder.add_node("work", work)
-    builder.add_edge(START, "start")
-    builder.add_conditional_edges("start", _fan_out, ["work"])
-    builder.add_edge("work", END)
-    return builder
+    return _fanning_out_to(work)
 
 
 @pytest.mark.parametrize("durability", ["exit", "sync"])
@@ -148,8 +143,6 @@ def test_writes_stored_at_exit_carry_the_ids_a_resume_plans(
     assert stored is not None
     stored_ids = {task_id for task_id, _, _ in stored.pending_writes}
     assert stored_ids == {t.id for t in state.tasks}
-    from stepgraph.types import Command
-
     resume = {iid: value.split()[1].rstrip("?") for iid, value in interrupts.items()}
     out = graph.invoke(Command(resume=resume), config, durability=durability)  # type: ignore[arg-type]
     assert sorted(out["seen"]) == ["0:0", "1:1", "2:2"]
