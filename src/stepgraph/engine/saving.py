@@ -177,7 +177,7 @@ class SaveOps:
         if self._exit_writes:
             deferred, self._exit_writes = self._exit_writes, []
             ops.extend(
-                self._writes_op(ckpt_id, task if type(task) is str else task.id, writes, path)
+                self._writes_op(ckpt_id, _task_id(task), writes, path)
                 for ckpt_id, task, writes, path in deferred
             )
         if self._deferred is not None:
@@ -309,29 +309,19 @@ class SaveOps:
                 ch.stored_whole()
         return out
 
-    def task_writes(self, task_id: str, writes: list[tuple[str, Any]], path: str) -> None:
+    def task_writes(self, task: str | Task, writes: list[tuple[str, Any]], path: str) -> None:
+        """Queue the ``put_writes`` of a task, given by its id or as the planned ``Task``.
+        Under ``exit_only`` a planned task's id (a hash) is read only if its writes are
+        stored, at the end: a step's tasks then need no id."""
         if not self.enabled:
             return
         checkpoint_id = self.loop.checkpoint_id
         if not checkpoint_id:
             return
         if self._exit_only:  # stored only if no checkpoint follows: made into a call then
-            self._exit_writes.append((checkpoint_id, task_id, writes, path))
+            self._exit_writes.append((checkpoint_id, task, writes, path))
         else:
-            self.ops.append(self._writes_op(checkpoint_id, task_id, writes, path))
-
-    def planned_task_writes(self, task: Task, writes: list[tuple[str, Any]]) -> None:
-        """``task_writes`` of a planned task. Under ``exit_only`` its id (a hash) is made
-        only if the writes are stored, at the end: a step's tasks then need no id."""
-        if not self.enabled:
-            return
-        checkpoint_id = self.loop.checkpoint_id
-        if not checkpoint_id:
-            return
-        if self._exit_only:
-            self._exit_writes.append((checkpoint_id, task, writes, task.sort_key))
-        else:
-            self.ops.append(self._writes_op(checkpoint_id, task.id, writes, task.sort_key))
+            self.ops.append(self._writes_op(checkpoint_id, _task_id(task), writes, path))
 
     def _writes_op(
         self, checkpoint_id: str, task_id: str, writes: list[tuple[str, Any]], path: str
@@ -406,6 +396,10 @@ def _config_metadata(config: Any) -> dict[str, Any]:
             if isinstance(v, (str, int, float, bool)):
                 out[k] = v.replace("\x00", "") if isinstance(v, str) else v
     return out
+
+
+def _task_id(task: str | Task) -> str:
+    return task if isinstance(task, str) else task.id
 
 
 def _without_untracked(packet: Any, untracked: frozenset[str]) -> Any:

@@ -258,11 +258,11 @@ def _keep_writes(saves: SaveOps, task: Task, failed: bool) -> None:
     """Queue what a finished task stores: its error, its interrupt (and resume values), or
     its writes (``NO_WRITES`` for none) and resume values."""
     if failed:
-        saves.planned_task_writes(task, task.writes)
+        saves.task_writes(task, task.writes, task.sort_key)
         return
     if task.paused:
-        saves.planned_task_writes(task, [(INTERRUPT, task.interrupts)])
+        saves.task_writes(task, [(INTERRUPT, task.interrupts)], task.sort_key)
     else:
-        saves.planned_task_writes(task, task.writes or [(NO_WRITES, None)])
+        saves.task_writes(task, task.writes or [(NO_WRITES, None)], task.sort_key)
     if task.resume:
-        saves.planned_task_writes(task, [(RESUME, list(task.resume))])
+        saves.task_writes(task, [(RESUME, list(task.resume))], task.sort_key)
